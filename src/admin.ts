@@ -1,0 +1,45 @@
+import { eq } from 'drizzle-orm';
+import { loadConfig, PLANS, type Plan } from './config.js';
+import { openDatabase } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { organizations } from './db/schema/index.js';
+
+/** Operator commands: `npm run admin -- set-plan <organizationId> <plan>`. */
+async function main(argv: string[]) {
+  const [command, ...args] = argv;
+  if (command !== 'set-plan' || args.length !== 2) {
+    console.error(`usage: npm run admin -- set-plan <organizationId> <${PLANS.join('|')}>`);
+    return 2;
+  }
+  const [orgId, plan] = args as [string, string];
+  if (!PLANS.includes(plan as Plan)) {
+    console.error(`plan must be one of ${PLANS.join(', ')}`);
+    return 2;
+  }
+  const config = loadConfig();
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrate(database);
+    const rows = await database.db
+      .update(organizations)
+      .set({ plan, updatedAt: new Date() })
+      .where(eq(organizations.id, orgId))
+      .returning({ id: organizations.id });
+    if (rows.length === 0) {
+      console.error(`no organization ${orgId}`);
+      return 1;
+    }
+    console.log(`organization ${orgId} is now on the ${plan} plan (running API processes see it within 5 s)`);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

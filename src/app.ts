@@ -1,0 +1,156 @@
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { sql } from 'drizzle-orm';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { type Database, rowsOf } from './db/client.js';
+import { modules } from './modules/index.js';
+import { access } from './platform/access.js';
+import { type Auth, createAuth } from './platform/auth/better-auth.js';
+import { PrincipalResolver } from './platform/auth/principal.js';
+import { installErrorHandler } from './platform/error-handler.js';
+import { idempotency } from './platform/idempotency.js';
+import { newId } from './platform/ids.js';
+import { createMailer, type Mailer } from './platform/mail.js';
+import { createLimiters, type Limiters } from './platform/rate-limit.js';
+import { ErrorBody } from './platform/schemas.js';
+import { validatorCompiler } from './platform/validation.js';
+
+/** What route modules receive: everything they may need, passed in rather than imported. */
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  auth: Auth;
+  resolver: PrincipalResolver;
+  limiters: Limiters;
+  mailer: Mailer;
+}
+
+export type App = FastifyInstance;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deps: AppDeps;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the HTTP application; never listens (tests call `inject` or `listen` themselves). */
+export async function buildApp(config: Config, database: Database): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'],
+    },
+    bodyLimit: 1024 * 1024,
+    trustProxy: false,
+    requestIdHeader: 'x-request-id',
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req');
+    },
+    ajv: { customOptions: { removeAdditional: false } },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const auth = createAuth(config, database.db);
+  const deps: AppDeps = {
+    config,
+    database,
+    auth,
+    resolver: new PrincipalResolver(auth, database.db),
+    limiters: createLimiters(config),
+    mailer: createMailer(config),
+  };
+  app.decorate('deps', deps);
+  app.addHook('onClose', async () => {
+    await deps.limiters.close();
+    deps.mailer.close();
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  installErrorHandler(app);
+  app.addSchema(ErrorBody);
+
+  // JSON only: an empty body counts as no body (action routes), text/plain is refused with 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+      const text = body.toString().trim();
+      if (text === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        const err = new SyntaxError('Body is not valid JSON');
+        done(err, undefined);
+      }
+    },
+  );
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+
+  await app.register(cors, {
+    // Closed unless CORS_ORIGINS lists browser origins (the office app's, say).
+    origin: config.corsOrigins.length > 0 ? config.corsOrigins : false,
+    credentials: true,
+    exposedHeaders: ['X-Request-Id', 'X-Total-Count', 'Link', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Field-Service CRM API',
+        version: '1.0.0',
+        description:
+          'Multi-tenant CRM for lawn-care, landscaping and snow-removal businesses. Every success body is `{data}`; every error is `{error: {message, code, requestId, details?}}`.',
+      },
+      servers: [{ url: config.baseUrl }],
+      components: {
+        securitySchemes: {
+          session: { type: 'apiKey', in: 'cookie', name: 'better-auth.session_token' },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'API key (sk_…), Business plan' },
+        },
+      },
+      security: [{ session: [] }, { apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  // Every documented route also declares the error shape, so errors are documented and serialised by schema.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
+    if (schema?.response && !schema.hide) {
+      schema.response = { ...schema.response, '4xx': { $ref: 'ErrorBody#' }, '5xx': { $ref: 'ErrorBody#' } };
+    }
+  });
+
+  await app.register(access, { resolver: deps.resolver, limiters: deps.limiters });
+  await app.register(idempotency, { db: database.db });
+
+  app.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true }, config: { access: 'public' } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true }, config: { access: 'public' } }, async (_request, reply) => {
+    try {
+      const [row] = rowsOf<{ n: number }>(
+        await database.db.execute(sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`),
+      );
+      const applied = Number(row?.n ?? 0);
+      return { status: 'ready', migrations: applied };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable' });
+    }
+  });
+
+  for (const register of modules) await app.register(register);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,110 @@
+/**
+ * Configuration is parsed once, here, from the environment (decisions.md §1).
+ * Nothing else in the code base reads process.env: code that needs a setting
+ * receives the Config object as an argument.
+ */
+
+export type Plan = 'starter' | 'pro' | 'business';
+export const PLANS: readonly Plan[] = ['starter', 'pro', 'business'];
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  authSecret: string;
+  nodeEnv: string;
+  defaultPlan: Plan;
+  redisUrl: string | undefined;
+  smtpUrl: string | undefined;
+  webhookAllowPrivateTargets: boolean;
+  /** Delays in milliseconds before attempts 2..n. */
+  webhookRetryScheduleMs: number[];
+  runWorker: boolean;
+  rateLimitPerMinute: number;
+  /** Extra browser origins allowed to call the API with cookies (comma list). */
+  corsOrigins: string[];
+  logLevel: string;
+  /** Where mail goes when SMTP_URL is unset. */
+  mailOutboxFile: string;
+}
+
+export class ConfigError extends Error {}
+
+const DEV_SECRET = 'dev-secret-change-me-0123456789abcdef0123456789';
+
+function parseBool(name: string, raw: string | undefined, dflt: boolean): boolean {
+  if (raw === undefined || raw === '') return dflt;
+  if (/^(true|1|yes)$/i.test(raw)) return true;
+  if (/^(false|0|no)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function parseInteger(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return dflt;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses a duration such as `500ms`, `30s`, `1m`, `1h`. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!m) throw new ConfigError(`"${text}" is not a duration like 30s, 1m or 1h`);
+  return Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = parseInteger('PORT', env.PORT, 3000, 0, 65535);
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  const plan = (env.DEFAULT_PLAN ?? 'business') as Plan;
+  if (!PLANS.includes(plan)) throw new ConfigError(`DEFAULT_PLAN must be one of ${PLANS.join(', ')}`);
+  let authSecret = env.AUTH_SECRET ?? '';
+  if (!authSecret) {
+    if (nodeEnv === 'production') throw new ConfigError('AUTH_SECRET is required when NODE_ENV=production');
+    authSecret = DEV_SECRET;
+  } else if (authSecret.length < 32) {
+    throw new ConfigError('AUTH_SECRET must be at least 32 characters');
+  }
+  const schedule = (env.WEBHOOK_RETRY_SCHEDULE ?? '1m,5m,15m,1h')
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map(parseDuration);
+  if (schedule.length === 0) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE needs at least one delay');
+  const baseUrl = (env.BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`BASE_URL is not a URL: "${baseUrl}"`);
+  }
+  return {
+    port,
+    host: env.HOST ?? '127.0.0.1',
+    baseUrl,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: env.DATA_DIR ?? './data',
+    authSecret,
+    nodeEnv,
+    defaultPlan: plan,
+    redisUrl: env.REDIS_URL || undefined,
+    smtpUrl: env.SMTP_URL || undefined,
+    webhookAllowPrivateTargets: parseBool('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
+    webhookRetryScheduleMs: schedule,
+    runWorker: parseBool('RUN_WORKER', env.RUN_WORKER, true),
+    rateLimitPerMinute: parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 600, 1, 10_000_000),
+    corsOrigins: (env.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    logLevel: env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
+    mailOutboxFile: env.MAIL_OUTBOX_FILE ?? './data/outbox.log',
+  };
+}
+
+export function isDevSecret(config: Config): boolean {
+  return config.authSecret === DEV_SECRET;
+}

@@ -1,0 +1,65 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+/** The Drizzle handle, identical in use on PostgreSQL (pg Pool) and on PGlite. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Either a database handle or an open transaction: what services run their queries on. */
+export type Queryable = Db | Tx;
+
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  db: Db;
+  /** Raw SQL for platform code (migrations, LISTEN). */
+  pool: pg.Pool | undefined;
+  pglite: PGlite | undefined;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl?: string | undefined;
+  dataDir?: string;
+  /** An existing PGlite instance (tests clone a migrated template). */
+  pglite?: PGlite;
+  poolMax?: number;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? 10 });
+    // An idle client that loses its server emits 'error'; without a listener that kills the process.
+    pool.on('error', () => {});
+    const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+    return { kind: 'postgres', db, pool, pglite: undefined, close: () => pool.end() };
+  }
+  let client = opts.pglite;
+  if (!client) {
+    const dir = opts.dataDir ?? './data';
+    if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+    client = await PGlite.create(dir, { extensions: { pg_trgm } });
+  }
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  const owned = client;
+  return {
+    kind: 'pglite',
+    db,
+    pool: undefined,
+    pglite: owned,
+    close: async () => {
+      if (!owned.closed) await owned.close();
+    },
+  };
+}
+
+/** The rows of a raw `db.execute(sql…)` result; both drivers return `{ rows }`. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows;
+}

@@ -1,0 +1,3 @@
+export * from './auth.js';
+export * from './events.js';
+export * from './organizations.js';

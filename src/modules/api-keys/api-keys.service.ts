@@ -1,0 +1,53 @@
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import { apiKeys } from '../../db/schema/index.js';
+import { hashApiKey } from '../../platform/auth/principal.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { newId, randomToken } from '../../platform/ids.js';
+import type { Ctx } from '../../platform/tenancy.js';
+
+type Row = typeof apiKeys.$inferSelect;
+const view = (r: Row) => ({
+  id: r.id,
+  name: r.name,
+  role: r.role as 'admin' | 'member',
+  prefix: r.prefix,
+  createdAt: r.createdAt,
+  lastUsedAt: r.lastUsedAt,
+});
+
+/** The key is shown once; only its SHA-256 is stored (a key has 256 random bits, so no slow hash is needed). */
+export async function createApiKey(ctx: Ctx, input: { name: string; role?: 'admin' | 'member' | undefined }) {
+  if (ctx.actor.kind === 'apiKey') throw new AppError('FORBIDDEN', 'API keys cannot create API keys');
+  const key = `sk_${randomToken(32)}`;
+  const [row] = await ctx.tx
+    .insert(apiKeys)
+    .values({
+      id: newId('key'),
+      organizationId: ctx.organizationId,
+      name: input.name.trim(),
+      role: input.role ?? 'admin',
+      keyHash: hashApiKey(key),
+      prefix: key.slice(0, 10),
+      createdBy: ctx.actor.id,
+    })
+    .returning();
+  return { ...view(row as Row), key };
+}
+
+export async function listApiKeys(ctx: Ctx) {
+  const rows = await ctx.tx
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.organizationId, ctx.organizationId), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+  return rows.map(view);
+}
+
+export async function revokeApiKey(ctx: Ctx, id: string) {
+  const rows = await ctx.tx
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.organizationId, ctx.organizationId), eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  if (rows.length === 0) throw notFound('API key');
+}

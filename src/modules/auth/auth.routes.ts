@@ -1,0 +1,152 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import type { Static } from 'typebox';
+import { AppError, type ErrorCode } from '../../platform/errors.js';
+import { rateLimitHeaders, SIGN_IN_FAILURES } from '../../platform/rate-limit.js';
+import { SessionResponse, SignedOut, SignInBody, SignUpBody, type User } from './auth.schemas.js';
+
+/**
+ * /api/auth/* is Better Auth's. The documented routes (sign-up, sign-in, sign-out,
+ * session) are declared here with schemas so they validate, appear in /openapi.json
+ * and answer in the service's `{data}` / `{error}` shapes; everything else under
+ * /api/auth is passed through untouched (hidden from the docs).
+ */
+export default async function authRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { auth, config, limiters, resolver } = app.deps;
+  const trusted = new Set([new URL(config.baseUrl).origin, ...config.corsOrigins]);
+
+  /** Browsers always send Origin on POST; a foreign one is a cross-site request: refuse it. */
+  function checkOrigin(request: FastifyRequest) {
+    const origin = request.headers.origin;
+    if (origin !== undefined && !trusted.has(origin)) {
+      throw new AppError('FORBIDDEN', `Origin ${origin} is not allowed`);
+    }
+  }
+
+  async function forward(request: FastifyRequest, reply: FastifyReply, wrap: boolean): Promise<unknown> {
+    checkOrigin(request);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value === undefined || name === 'content-length' || name === 'host') continue;
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    // The address Better Auth records on the session is the socket's, never a client-supplied header.
+    headers.set('x-forwarded-for', request.ip);
+    const hasBody = request.body !== undefined && request.method !== 'GET';
+    if (hasBody) headers.set('content-type', 'application/json');
+    const response = await auth.handler(
+      new Request(new URL(request.url, config.baseUrl), {
+        method: request.method,
+        headers,
+        body: hasBody ? JSON.stringify(request.body) : undefined,
+      }),
+    );
+    for (const cookie of response.headers.getSetCookie()) reply.header('set-cookie', cookie);
+    const text = await response.text();
+    const body = text ? (JSON.parse(text) as Record<string, unknown> | null) : null;
+    if (response.status >= 400) {
+      const codes: Record<number, ErrorCode> = {
+        400: 'VALIDATION_FAILED',
+        401: 'UNAUTHENTICATED',
+        403: 'FORBIDDEN',
+        404: 'NOT_FOUND',
+        422: 'CONFLICT',
+        429: 'RATE_LIMITED',
+      };
+      const message = typeof body?.message === 'string' ? body.message : 'Authentication failed';
+      throw new AppError(codes[response.status] ?? 'VALIDATION_FAILED', message);
+    }
+    resolver.invalidate();
+    reply.code(response.status === 201 ? 201 : 200);
+    return wrap ? { data: body } : body;
+  }
+
+  app.post(
+    '/api/auth/sign-up/email',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Create a user with email and password; sets the session cookie',
+        security: [],
+        body: SignUpBody,
+        response: { 200: SessionResponse },
+      },
+    },
+    async (request, reply) => {
+      const result = (await forward(request, reply, false)) as { user: Static<typeof User> };
+      return { data: { user: result.user } };
+    },
+  );
+
+  app.post(
+    '/api/auth/sign-in/email',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign in with email and password; sets the session cookie',
+        description: `At most ${SIGN_IN_FAILURES.points} failed attempts per email per 15 minutes, then 429.`,
+        security: [],
+        body: SignInBody,
+        response: { 200: SessionResponse },
+      },
+    },
+    async (request, reply) => {
+      const email = request.body.email.toLowerCase();
+      const state = await limiters.signInFailures.get(email).catch(() => null);
+      if (state && state.consumedPoints >= SIGN_IN_FAILURES.points) {
+        throw new AppError('RATE_LIMITED', 'Too many failed sign-in attempts for this email; try again later', {
+          headers: {
+            ...rateLimitHeaders(SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration, state),
+            'Retry-After': String(Math.max(1, Math.ceil(state.msBeforeNext / 1000))),
+          },
+        });
+      }
+      try {
+        const result = (await forward(request, reply, false)) as { user: Static<typeof User> };
+        return { data: { user: result.user } };
+      } catch (err) {
+        if (err instanceof AppError && err.status === 401) {
+          await limiters.signInFailures.consume(email).catch((e: unknown) => {
+            if (!(e instanceof RateLimiterRes)) throw e;
+          });
+        }
+        throw err;
+      }
+    },
+  );
+
+  app.post(
+    '/api/auth/sign-out',
+    {
+      config: { access: 'public' },
+      schema: { tags: ['auth'], summary: 'End the current session', response: { 200: SignedOut } },
+    },
+    async (request, reply) => ({ data: { success: true, ...((await forward(request, reply, false)) ?? {}) } }),
+  );
+
+  app.get(
+    '/api/auth/get-session',
+    {
+      config: { access: 'public' },
+      schema: { tags: ['auth'], summary: 'The current user and session', response: { 200: SessionResponse } },
+    },
+    async (request, reply) => {
+      const result = (await forward(request, reply, false)) as Static<typeof SessionResponse>['data'] | null;
+      if (!result) throw new AppError('UNAUTHENTICATED', 'Not signed in');
+      return { data: result };
+    },
+  );
+
+  // The rest of Better Auth (password reset, session list, …), unwrapped and undocumented here.
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/api/auth/*',
+    config: { access: 'public' },
+    schema: { hide: true },
+    handler: (request, reply) => forward(request, reply, false),
+  });
+}

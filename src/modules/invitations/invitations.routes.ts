@@ -1,0 +1,108 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { tenantOf, userOf } from '../../platform/access.js';
+import { DateTime, Envelope, IdParams } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import { acceptInvitation, createInvitation, listInvitations } from './invitations.service.js';
+
+const Invitation = Type.Object(
+  {
+    id: Type.String({ description: 'ivt_…' }),
+    email: Type.String(),
+    role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('accepted')]),
+    expiresAt: DateTime(),
+    createdAt: DateTime(),
+    acceptUrl: Type.String({ description: 'POST here, signed in as the invitee, to join' }),
+  },
+  { additionalProperties: false },
+);
+
+const CreateInvitationBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
+  },
+  { additionalProperties: false },
+);
+
+const Membership = Type.Object({
+  organizationId: Type.String(),
+  role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
+});
+
+export default async function invitationRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database, config, mailer, resolver } = app.deps;
+  const tags = ['invitations'];
+  const admin = { roles: ['owner', 'admin'] } as const;
+
+  app.post(
+    '/api/invitations',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Invite someone by email; they accept while signed in with that email',
+        body: CreateInvitationBody,
+        response: { 201: Envelope(Invitation) },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const inv = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        createInvitation(ctx, config.baseUrl, request.body),
+      );
+      await mailer
+        .send({
+          to: [inv.email],
+          subject: 'You have been invited',
+          text: `Sign up or sign in with ${inv.email}, then POST ${inv.acceptUrl} to join.`,
+        })
+        .catch((err: unknown) => request.log.warn({ err }, 'invitation mail failed'));
+      return reply.code(201).send({ data: inv });
+    },
+  );
+
+  app.get(
+    '/api/invitations',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Pending and accepted invitations',
+        response: { 200: Envelope(Type.Array(Invitation)) },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => listInvitations(ctx, config.baseUrl)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/invitations/:id/accept',
+    {
+      config: { access: 'user' },
+      schema: {
+        tags,
+        summary: 'Accept an invitation as the signed-in invitee; the organization becomes active',
+        params: IdParams,
+        response: { 200: Envelope(Membership) },
+      },
+    },
+    async (request) => {
+      const result = await acceptInvitation(
+        database.db,
+        userOf(request),
+        request.principal?.sessionId,
+        request.params.id,
+      );
+      resolver.invalidate();
+      return { data: result };
+    },
+  );
+}

@@ -1,0 +1,71 @@
+import { and, desc, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { invitations, members, users } from '../../db/schema/index.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { type Ctx, withTenant } from '../../platform/tenancy.js';
+import { setActiveOrganization } from '../organizations/organizations.service.js';
+
+const TTL_DAYS = 7;
+type Row = typeof invitations.$inferSelect;
+
+const view = (r: Row, baseUrl: string) => ({
+  id: r.id,
+  email: r.email,
+  role: r.role as 'admin' | 'member',
+  status: r.status as 'pending' | 'accepted',
+  expiresAt: r.expiresAt,
+  createdAt: r.createdAt,
+  acceptUrl: `${baseUrl}/api/invitations/${r.id}/accept`,
+});
+
+export async function createInvitation(ctx: Ctx, baseUrl: string, input: { email: string; role: 'admin' | 'member' }) {
+  const [row] = await ctx.tx
+    .insert(invitations)
+    .values({
+      id: newId('ivt'),
+      organizationId: ctx.organizationId,
+      email: input.email.toLowerCase(),
+      role: input.role,
+      invitedBy: ctx.actor.id,
+      expiresAt: new Date(Date.now() + TTL_DAYS * 86_400_000),
+    })
+    .returning();
+  return view(row as Row, baseUrl);
+}
+
+export async function listInvitations(ctx: Ctx, baseUrl: string) {
+  const rows = await ctx.tx
+    .select()
+    .from(invitations)
+    .where(eq(invitations.organizationId, ctx.organizationId))
+    .orderBy(desc(invitations.createdAt), desc(invitations.id));
+  return rows.map((r) => view(r, baseUrl));
+}
+
+/**
+ * The invitation id is the capability (72 random bits), and it only works for the
+ * user whose email it names. Looked up across tenants, since the invitee is not
+ * yet in the organization; everything after that runs inside the tenant.
+ */
+export async function acceptInvitation(db: Db, userId: string, sessionId: string | undefined, id: string) {
+  const [inv] = await db.select().from(invitations).where(eq(invitations.id, id));
+  const [user] = await db.select({ email: users.email }).from(users).where(eq(users.id, userId));
+  if (!inv || !user || inv.email !== user.email.toLowerCase()) throw notFound('Invitation');
+  if (inv.status !== 'pending') throw new AppError('INVALID_STATE', 'This invitation was already accepted');
+  if (inv.expiresAt.getTime() < Date.now()) throw new AppError('INVALID_STATE', 'This invitation has expired');
+  await withTenant(db, inv.organizationId, async (tx) => {
+    const claimed = await tx
+      .update(invitations)
+      .set({ status: 'accepted' })
+      .where(and(eq(invitations.id, id), eq(invitations.status, 'pending')))
+      .returning({ id: invitations.id });
+    if (claimed.length === 0) throw new AppError('INVALID_STATE', 'This invitation was already accepted');
+    await tx
+      .insert(members)
+      .values({ id: newId('mem'), organizationId: inv.organizationId, userId, role: inv.role })
+      .onConflictDoNothing();
+  });
+  if (sessionId) await setActiveOrganization(db, sessionId, inv.organizationId);
+  return { organizationId: inv.organizationId, role: inv.role as 'admin' | 'member' };
+}

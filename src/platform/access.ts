@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { actorOf, type Feature, hasFeature, type Principal, type PrincipalResolver } from './auth/principal.js';
+import { AppError } from './errors.js';
+import { consumeRequest, type Limiters } from './rate-limit.js';
+import type { Actor, Role } from './tenancy.js';
+
+/**
+ * Who may call a route, declared in its `config`:
+ *  - `public`: anyone (health, docs, auth, portal);
+ *  - `user`: a signed-in user, no organization needed (creating/listing organizations);
+ *  - `tenant` (default for every /api route): a principal acting in an active organization.
+ * `roles` narrows a tenant route to some roles; `feature` to plans that include it.
+ */
+export type Access = 'public' | 'user' | 'tenant';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+    roles?: readonly Role[];
+    feature?: Feature;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export interface TenantRef {
+  organizationId: string;
+  actor: Actor;
+}
+
+/** The tenant and actor of a request on a `tenant` route (guaranteed by the hook). */
+export function tenantOf(request: { principal: Principal | null }): TenantRef {
+  const p = request.principal;
+  if (!p?.organizationId) throw new AppError('NO_ACTIVE_ORGANIZATION', 'No active organization');
+  return { organizationId: p.organizationId, actor: actorOf(p) };
+}
+
+/** The signed-in user of a `user` route. */
+export function userOf(request: { principal: Principal | null }): string {
+  const id = request.principal?.userId;
+  if (!id) throw new AppError('UNAUTHENTICATED', 'Sign in with a user session for this route');
+  return id;
+}
+
+async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalResolver; limiters: Limiters }) {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions;
+    const access: Access = route.config.access ?? (route.url?.startsWith('/api/') ? 'tenant' : 'public');
+    if (access === 'public') {
+      if (route.url?.startsWith('/api/')) reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
+      return;
+    }
+    const principal = await opts.resolver.resolve(request.headers);
+    if (!principal) throw new AppError('UNAUTHENTICATED', 'Authentication required: sign in or send an API key');
+    request.principal = principal;
+    const key =
+      principal.kind === 'apiKey'
+        ? `key:${principal.apiKeyId}`
+        : `user:${principal.userId}:${principal.organizationId ?? '-'}`;
+    reply.headers(await consumeRequest(opts.limiters, key));
+    if (principal.kind === 'apiKey' && !hasFeature(principal.plan, 'apiAccess')) {
+      throw new AppError('PLAN_REQUIRED', 'API keys require the Business plan');
+    }
+    if (access === 'user') {
+      if (principal.kind !== 'user') throw new AppError('FORBIDDEN', 'This route needs a user session, not an API key');
+      return;
+    }
+    if (!principal.organizationId) {
+      throw new AppError(
+        'NO_ACTIVE_ORGANIZATION',
+        'No active organization: create one (POST /api/organizations) or activate one',
+      );
+    }
+    const feature = route.config.feature;
+    if (feature && !hasFeature(principal.plan, feature)) {
+      throw new AppError('PLAN_REQUIRED', `This feature (${feature}) requires the Business plan`);
+    }
+    const roles = route.config.roles;
+    if (roles && !roles.includes(principal.role as Role)) {
+      throw new AppError('FORBIDDEN', `This action requires one of the roles: ${roles.join(', ')}`);
+    }
+  });
+}
+
+export const access = fp(accessPlugin, { name: 'access' });

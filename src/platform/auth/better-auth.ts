@@ -1,0 +1,58 @@
+import { hash, verify } from '@node-rs/argon2';
+import { betterAuth } from 'better-auth';
+import { drizzleAdapter } from 'better-auth/adapters/drizzle';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { accounts, sessions, users, verifications } from '../../db/schema/index.js';
+import { newId } from '../ids.js';
+
+/** Argon2id (OWASP's first choice) with @node-rs/argon2's defaults: m=19 MiB, t=2, p=1. */
+const ARGON2ID = 2;
+
+/**
+ * Better Auth owns email/password identity and sessions under /api/auth.
+ * Its own CSRF/origin check is off because it refuses non-browser clients
+ * (Node fetch sends sec-fetch-* without Origin); the auth routes apply our
+ * rule instead: a request that carries an untrusted Origin is refused (403),
+ * a request without one (curl, server-side code) is allowed.
+ */
+export function createAuth(config: Config, db: Db) {
+  return betterAuth({
+    appName: 'Service',
+    baseURL: config.baseUrl,
+    basePath: '/api/auth',
+    secret: config.authSecret,
+    database: drizzleAdapter(db, {
+      provider: 'pg',
+      schema: { user: users, session: sessions, account: accounts, verification: verifications },
+    }),
+    emailAndPassword: {
+      enabled: true,
+      minPasswordLength: 8,
+      maxPasswordLength: 128,
+      password: {
+        hash: (password) => hash(password, { algorithm: ARGON2ID }),
+        verify: ({ hash: digest, password }) => verify(digest, password),
+      },
+    },
+    session: {
+      additionalFields: {
+        activeOrganizationId: { type: 'string', required: false, input: false },
+      },
+    },
+    trustedOrigins: [new URL(config.baseUrl).origin, ...config.corsOrigins],
+    // Throttling is ours (platform/rate-limit.ts): one policy, one store, shared by all processes.
+    rateLimit: { enabled: false },
+    telemetry: { enabled: false },
+    logger: { disabled: config.nodeEnv === 'test' },
+    advanced: {
+      disableCSRFCheck: true,
+      useSecureCookies: config.baseUrl.startsWith('https://'),
+      defaultCookieAttributes: { httpOnly: true, sameSite: 'lax' },
+      ipAddress: { ipAddressHeaders: ['x-forwarded-for'] },
+      database: { generateId: ({ model }) => newId(model === 'user' ? 'usr' : model.slice(0, 4)) },
+    },
+  });
+}
+
+export type Auth = ReturnType<typeof createAuth>;

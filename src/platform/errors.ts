@@ -1,0 +1,54 @@
+/**
+ * One catalogue of error codes and their HTTP statuses (decisions.md §3).
+ * Services throw AppError; the error handler turns it into the error body.
+ */
+export const ERROR_STATUS = {
+  VALIDATION_FAILED: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  PLAN_REQUIRED: 403,
+  NO_ACTIVE_ORGANIZATION: 403,
+  NOT_FOUND: 404,
+  INVALID_STATE: 409,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: FieldIssue[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { details?: FieldIssue[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
+
+/** A 400 naming one field, for rules JSON Schema cannot express (date order, references). */
+export const invalidField = (field: string, message: string) =>
+  new AppError('VALIDATION_FAILED', `${field}: ${message}`, { details: [{ field, message }] });
+
+export const invalidState = (message: string) => new AppError('INVALID_STATE', message);

@@ -1,0 +1,42 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Config } from '../config.js';
+
+export interface MailMessage {
+  to: string[];
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+  close(): void;
+}
+
+/**
+ * Outgoing mail: over SMTP when SMTP_URL is set (nodemailer), otherwise each
+ * message is appended as one JSON line to MAIL_OUTBOX_FILE so local development
+ * can read the links it would have sent.
+ */
+export function createMailer(config: Config): Mailer {
+  const from = 'Service <no-reply@localhost>';
+  if (config.smtpUrl) {
+    const transport = nodemailer.createTransport(config.smtpUrl);
+    return {
+      send: async (m) => {
+        await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+      },
+      close: () => transport.close(),
+    };
+  }
+  const file = config.mailOutboxFile;
+  return {
+    send: async (m) => {
+      mkdirSync(dirname(file), { recursive: true });
+      appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), from, ...m })}\n`);
+    },
+    close: () => {},
+  };
+}

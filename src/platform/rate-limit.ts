@@ -1,0 +1,73 @@
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Config } from '../config.js';
+import { AppError } from './errors.js';
+
+/**
+ * Counters live in process memory, or in Redis when REDIS_URL is set so that
+ * several API processes share one budget per principal. If Redis is unreachable
+ * the in-memory limiter takes over (insurance) rather than failing requests.
+ */
+export interface Limiters {
+  /** Requests per minute per principal (RATE_LIMIT_PER_MINUTE). */
+  requests: RateLimiterMemory | RateLimiterRedis;
+  /** Failed sign-ins per email: 10 per 15 minutes (decisions §3). */
+  signInFailures: RateLimiterMemory | RateLimiterRedis;
+  perMinute: number;
+  close(): Promise<void>;
+}
+
+export const SIGN_IN_FAILURES = { points: 10, duration: 15 * 60 };
+
+export function createLimiters(config: Config): Limiters {
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
+    : undefined;
+  redis?.on('error', () => {}); // reconnects by itself; the insurance limiter covers the gap
+  const make = (keyPrefix: string, points: number, duration: number) => {
+    const memory = new RateLimiterMemory({ keyPrefix, points, duration });
+    return redis
+      ? new RateLimiterRedis({
+          storeClient: redis,
+          keyPrefix: `crm:rl:${keyPrefix}`,
+          points,
+          duration,
+          insuranceLimiter: memory,
+        })
+      : memory;
+  };
+  return {
+    requests: make('req', config.rateLimitPerMinute, 60),
+    signInFailures: make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration),
+    perMinute: config.rateLimitPerMinute,
+    close: async () => {
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers): policy and current state. */
+export function rateLimitHeaders(quota: number, windowSec: number, res: RateLimiterRes): Record<string, string> {
+  const reset = Math.max(0, Math.ceil(res.msBeforeNext / 1000));
+  return {
+    'RateLimit-Policy': `"default";q=${quota};w=${windowSec}`,
+    RateLimit: `"default";r=${Math.max(0, res.remainingPoints)};t=${reset}`,
+  };
+}
+
+/** Consumes one request for `key`; throws 429 RATE_LIMITED with Retry-After when over. */
+export async function consumeRequest(limiters: Limiters, key: string): Promise<Record<string, string>> {
+  try {
+    const res = await limiters.requests.consume(key);
+    return rateLimitHeaders(limiters.perMinute, 60, res);
+  } catch (rej) {
+    if (rej instanceof RateLimiterRes) {
+      const headers = rateLimitHeaders(limiters.perMinute, 60, rej);
+      headers['Retry-After'] = String(Math.max(1, Math.ceil(rej.msBeforeNext / 1000)));
+      throw new AppError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After', {
+        headers,
+      });
+    }
+    return {}; // store failure without insurance: do not turn an outage into 500s
+  }
+}

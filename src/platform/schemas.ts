@@ -1,0 +1,60 @@
+import { type Static, type TSchema, Type } from 'typebox';
+
+/*
+ * Shared schema pieces. Field documentation lives in `description`s so that the
+ * OpenAPI document explains every field.
+ */
+
+/** `{ data: T }`: the envelope of every successful response (spec Part 1). */
+export const Envelope = <T extends TSchema>(data: T) => Type.Object({ data }, { additionalProperties: false });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      message: Type.String(),
+      code: Type.String({ description: 'Stable machine-readable code, e.g. NOT_FOUND, VALIDATION_FAILED' }),
+      requestId: Type.String({ description: 'Same as the X-Request-Id response header' }),
+      details: Type.Optional(
+        Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+          description: 'One entry per invalid field (VALIDATION_FAILED)',
+        }),
+      ),
+    }),
+  },
+  { $id: 'ErrorBody', title: 'Error' },
+);
+export type ErrorBodyT = Static<typeof ErrorBody>;
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const DateOnly = (description?: string) =>
+  Type.String({ format: 'date', description: description ?? 'Date, YYYY-MM-DD', examples: ['2026-05-01'] });
+
+/** A date-time. Typed `Date | string` so services may hand back Date objects; they serialise to ISO 8601 UTC. */
+export const DateTime = (description?: string) =>
+  Type.Unsafe<Date | string>({
+    type: 'string',
+    format: 'date-time',
+    description: description ?? 'ISO 8601 date-time, UTC',
+  });
+
+/** `204 No Content`. */
+export const NoContent = Type.Null({ description: 'No content' });
+
+/**
+ * Money in a request: a JSON number with at most two decimals. Stored as integer cents.
+ * `multipleOf` is not used because 0.1 + 0.2 style floats fail it spuriously;
+ * `toCents` in platform/money.ts checks the decimals exactly.
+ */
+export const Money = (description?: string, minimum = 0) =>
+  Type.Number({ minimum, maximum: 1_000_000_000, description: description ?? 'Amount with at most two decimals' });
+
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1..100' })),
+};
+
+/** An empty body for action routes: none at all, or `{}`. */
+export const EmptyBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
+
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);

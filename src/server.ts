@@ -1,0 +1,40 @@
+import { buildApp } from './app.js';
+import { ConfigError, isDevSecret, loadConfig } from './config.js';
+import { openDatabase } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { startTasks } from './worker/runner.js';
+import { workerTasks } from './worker/tasks.js';
+
+/** `npm start`: parse config → open the database → migrate → build the app → listen (+ worker). */
+async function main() {
+  const config = loadConfig();
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(database);
+  const app = await buildApp(config, database);
+  if (isDevSecret(config)) app.log.warn('AUTH_SECRET is not set: using a development secret (never in production)');
+  const worker = config.runWorker ? startTasks(workerTasks, { config, database, log: app.log }) : undefined;
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info(
+    `API on ${config.baseUrl} (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+  );
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await app.close(); // stops accepting and waits for in-flight requests
+    await worker?.stop();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err instanceof ConfigError ? `Configuration error: ${err.message}` : err);
+  process.exit(1);
+});

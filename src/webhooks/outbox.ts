@@ -1,0 +1,26 @@
+import { events } from '../db/schema/index.js';
+import { AppError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import type { Ctx } from '../platform/tenancy.js';
+import { isKnownEvent } from './catalog.js';
+
+export interface EmittedEvent {
+  id: string;
+  type: string;
+  createdAt: Date;
+}
+
+/**
+ * Records an event in the caller's transaction (the outbox). If the transaction
+ * rolls back, the event never existed; if it commits, the webhook engine is
+ * guaranteed to see it, even when the process dies right after the commit.
+ */
+export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>): Promise<EmittedEvent> {
+  if (!isKnownEvent(type)) {
+    // A programming error, never user input: refuse loudly rather than record junk.
+    throw new AppError('INTERNAL', `Unknown event type ${type}`);
+  }
+  const row = { id: newId('evt'), organizationId: ctx.organizationId, type, data, createdAt: new Date() };
+  await ctx.tx.insert(events).values(row);
+  return { id: row.id, type, createdAt: row.createdAt };
+}

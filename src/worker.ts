@@ -1,0 +1,29 @@
+import pino from 'pino';
+import { loadConfig } from './config.js';
+import { openDatabase } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { startTasks } from './worker/runner.js';
+import { workerTasks } from './worker/tasks.js';
+
+/** `npm run worker`: only the background worker, for scale-out next to RUN_WORKER=false API processes. */
+async function main() {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(database);
+  const worker = startTasks(workerTasks, { config, database, log });
+  log.info('worker started');
+  const shutdown = async () => {
+    log.info('worker stopping');
+    await worker.stop();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,4 @@
+import type { WorkerTask } from './runner.js';
+
+/** Every background task the worker runs. Modules add theirs here. */
+export const workerTasks: WorkerTask[] = [];

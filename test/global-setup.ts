@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../src/db/client.js';
+import { migrate } from '../src/db/migrate.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    database: { kind: 'pglite'; dump: string } | { kind: 'postgres'; url: string; template: string; prefix: string };
+  }
+}
+
+/**
+ * Migrates one template database per run; every test file then gets its own copy
+ * (a PGlite loaded from the template's dump, or `CREATE DATABASE … TEMPLATE` on
+ * PostgreSQL), so files never share data and never pay for migrations again.
+ */
+export default async function setup(project: TestProject) {
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    const prefix = `crm_t${process.pid}_${Date.now().toString(36)}`;
+    const template = `${prefix}_tpl`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${template}`);
+    const tplUrl = withDatabase(url, template);
+    const database = await openDatabase({ databaseUrl: tplUrl, poolMax: 1 });
+    await migrate(database);
+    await database.close();
+    project.provide('database', { kind: 'postgres', url, template, prefix });
+    return async () => {
+      const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+        `${prefix}%`,
+      ]);
+      for (const { datname } of rows) {
+        await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+      }
+      await admin.end();
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'crm-test-'));
+  const client = await PGlite.create({ extensions: { pg_trgm } });
+  const database = await openDatabase({ pglite: client });
+  await migrate(database);
+  const dump = await client.dumpDataDir('none');
+  const file = join(dir, 'template.tar');
+  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+  await client.close();
+  project.provide('database', { kind: 'pglite', dump: file });
+  return () => rmSync(dir, { recursive: true, force: true });
+}
+
+export function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}

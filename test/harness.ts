@@ -1,0 +1,171 @@
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { eq } from 'drizzle-orm';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { type Config, loadConfig, type Plan } from '../src/config.js';
+import { type Database, openDatabase } from '../src/db/client.js';
+import { organizations } from '../src/db/schema/index.js';
+import { newId } from '../src/platform/ids.js';
+import { withDatabase } from './global-setup.js';
+
+/** A fresh, migrated database for one test file (see global-setup.ts). */
+export async function createTestDatabase(): Promise<Database> {
+  const info = inject('database');
+  if (info.kind === 'postgres') {
+    const name = `${info.prefix}_${newId('db').slice(3).toLowerCase()}`;
+    const admin = new pg.Client({ connectionString: info.url });
+    await admin.connect();
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await admin.query(`CREATE DATABASE ${name} TEMPLATE ${info.template}`);
+          break;
+        } catch (err) {
+          // Two files copying the template at the same instant: PostgreSQL refuses one; try again.
+          if (attempt > 20 || !/being accessed by other users/.test(String(err))) throw err;
+          await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+        }
+      }
+    } finally {
+      await admin.end();
+    }
+    return openDatabase({ databaseUrl: withDatabase(info.url, name), poolMax: 10 });
+  }
+  const blob = new Blob([readFileSync(info.dump)]);
+  const client = await PGlite.create({ loadDataDir: blob, extensions: { pg_trgm } });
+  return openDatabase({ pglite: client });
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  database: Database;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export const TEST_ENV: Record<string, string> = {
+  NODE_ENV: 'test',
+  DATA_DIR: 'memory://',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  RATE_LIMIT_PER_MINUTE: '100000',
+  LOG_LEVEL: 'silent',
+};
+
+/** Builds the app on a fresh database. `env` overrides configuration variables. */
+export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const database = await createTestDatabase();
+  const config = loadConfig({
+    ...TEST_ENV,
+    MAIL_OUTBOX_FILE: join(tmpdir(), `crm-mail-${process.pid}-${Date.now()}.log`),
+    ...env,
+  });
+  const app = await buildApp(config, database);
+  return {
+    app,
+    database,
+    config,
+    close: async () => {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+export interface CallOptions {
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+/** A signed-in user with an active organization, plus a typed shortcut for requests. */
+export interface TestUser {
+  userId: string;
+  email: string;
+  organizationId: string;
+  cookie: string;
+  call(method: string, url: string, body?: unknown, opts?: CallOptions): Promise<LightMyRequestResponse>;
+}
+
+let counter = 0;
+
+export function cookieFrom(res: LightMyRequestResponse): string {
+  const raw = res.headers['set-cookie'];
+  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  return list.map((c) => c.split(';')[0]).join('; ');
+}
+
+export async function signUp(
+  app: FastifyInstance,
+  name = 'Test User',
+): Promise<{ userId: string; email: string; cookie: string }> {
+  const email = `user${process.pid}-${Date.now()}-${++counter}@example.com`;
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/auth/sign-up/email',
+    payload: { name, email, password: 'correct horse battery' },
+  });
+  if (res.statusCode !== 200) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`);
+  return { userId: res.json().data.user.id, email, cookie: cookieFrom(res) };
+}
+
+export function caller(app: FastifyInstance, headers: Record<string, string>) {
+  return (method: string, url: string, body?: unknown, opts: CallOptions = {}) =>
+    app.inject({
+      method: method as 'GET',
+      url,
+      query: opts.query,
+      headers: { ...headers, ...(opts.headers ?? {}) },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+}
+
+/** Signs up a new user who creates (and activates) a new organization on `plan`. */
+export async function newTenant(
+  h: Pick<Harness, 'app' | 'database'>,
+  opts: { plan?: Plan; timezone?: string; name?: string } = {},
+): Promise<TestUser> {
+  const user = await signUp(h.app);
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/organizations',
+    headers: { cookie: user.cookie },
+    payload: { name: opts.name ?? 'Acme Lawn', ...(opts.timezone ? { timezone: opts.timezone } : {}) },
+  });
+  if (res.statusCode !== 201) throw new Error(`create org failed: ${res.statusCode} ${res.body}`);
+  const organizationId = res.json().data.id as string;
+  if (opts.plan && opts.plan !== 'business') await setPlan(h, organizationId, opts.plan);
+  return { ...user, organizationId, call: caller(h.app, { cookie: user.cookie }) };
+}
+
+/** Adds a signed-in member with `role` to the user's organization (through an invitation). */
+export async function addMember(h: Pick<Harness, 'app'>, owner: TestUser, role: 'admin' | 'member'): Promise<TestUser> {
+  const user = await signUp(h.app, `A ${role}`);
+  const inv = await owner.call('POST', '/api/invitations', { email: user.email, role });
+  if (inv.statusCode !== 201) throw new Error(`invite failed: ${inv.statusCode} ${inv.body}`);
+  const acc = await h.app.inject({
+    method: 'POST',
+    url: `/api/invitations/${inv.json().data.id}/accept`,
+    headers: { cookie: user.cookie },
+  });
+  if (acc.statusCode !== 200) throw new Error(`accept failed: ${acc.statusCode} ${acc.body}`);
+  return { ...user, organizationId: owner.organizationId, call: caller(h.app, { cookie: user.cookie }) };
+}
+
+/** What `npm run admin -- set-plan` does, for tests. */
+export async function setPlan(h: Pick<Harness, 'app' | 'database'>, organizationId: string, plan: Plan) {
+  await h.database.db.update(organizations).set({ plan }).where(eq(organizations.id, organizationId));
+  h.app.deps.resolver.invalidate();
+}
+
+/** Creates an API key for the user's organization and returns a caller using it. */
+export async function apiKeyCaller(h: Pick<Harness, 'app'>, owner: TestUser, role: 'admin' | 'member' = 'admin') {
+  const res = await owner.call('POST', '/api/api-keys', { name: 'test key', role });
+  if (res.statusCode !== 201) throw new Error(`api key failed: ${res.statusCode} ${res.body}`);
+  const key = res.json().data.key as string;
+  return { key, id: res.json().data.id as string, call: caller(h.app, { authorization: `Bearer ${key}` }) };
+}
