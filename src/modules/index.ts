@@ -4,6 +4,7 @@ import authRoutes from './auth/auth.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
+import portalRoutes from './portal/portal.routes.js';
 
 /** Every route module, registered in this order by buildApp. One line per module. */
 export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -12,4 +13,5 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   memberRoutes,
   invitationRoutes,
   apiKeyRoutes,
+  portalRoutes,
 ];

@@ -6,8 +6,9 @@ import { APP_ROLE } from '../db/migrate.js';
 export type Role = 'owner' | 'admin' | 'member';
 
 export interface Actor {
-  kind: 'user' | 'apiKey';
-  /** User id, or API key id. */
+  /** `portal`: the customer, acting through a document link (no user). */
+  kind: 'user' | 'apiKey' | 'portal';
+  /** User id, API key id, or the portal token's id. */
   id: string;
   role: Role;
 }

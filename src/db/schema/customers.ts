@@ -1,0 +1,85 @@
+import { sql } from 'drizzle-orm';
+import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { createdAt, organizationId, updatedAt } from './columns.js';
+
+export const customers = pgTable(
+  'customers',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    firstName: text('first_name').notNull(),
+    lastName: text('last_name'),
+    company: text('company'),
+    customerType: text('customer_type').notNull().default('INDIVIDUAL'),
+    email: text('email'),
+    additionalEmails: jsonb('additional_emails').$type<string[]>().notNull().default([]),
+    phone: text('phone'),
+    secondaryPhone: text('secondary_phone'),
+    billingAddress: text('billing_address'),
+    billingCity: text('billing_city'),
+    billingState: text('billing_state'),
+    billingZip: text('billing_zip'),
+    notes: text('notes'),
+    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+    taxExempt: boolean('tax_exempt').notNull().default(false),
+    /** active | inactive (deactivate/reactivate). */
+    status: text('status').notNull().default('active'),
+    /** Lower-cased name + email + phone digits, kept by the service; trigram-indexed for `search`. */
+    searchText: text('search_text').notNull().default(''),
+    deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
+    anonymizedAt: timestamp('anonymized_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('customers_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('customers_search_trgm_idx').using('gin', sql`${t.searchText} gin_trgm_ops`),
+    index('customers_tags_idx').using('gin', t.tags),
+  ],
+);
+
+export const properties = pgTable(
+  'properties',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id, { onDelete: 'cascade' }),
+    name: text('name'),
+    street: text('street').notNull(),
+    city: text('city'),
+    state: text('state'),
+    zip: text('zip'),
+    accessNotes: text('access_notes'),
+    gateCode: text('gate_code'),
+    /** Lot size in square feet. */
+    lotSize: integer('lot_size'),
+    lat: doublePrecision('lat'),
+    lng: doublePrecision('lng'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('properties_org_customer_idx').on(t.organizationId, t.customerId),
+    index('properties_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+  ],
+);
+
+/** The services catalog: what the business sells, with default prices for line items. */
+export const services = pgTable(
+  'services',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    description: text('description'),
+    unit: text('unit').notNull().default('each'),
+    unitPriceCents: integer('unit_price_cents').notNull(),
+    taxable: boolean('taxable').notNull().default(true),
+    active: boolean('active').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('services_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc())],
+);

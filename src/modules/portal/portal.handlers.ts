@@ -1,0 +1,4 @@
+import type { PortalHandlers } from './portal.registry.js';
+
+/** One entry per document type that can be opened from a customer link. */
+export const portalHandlers: PortalHandlers = {};

@@ -1,0 +1,86 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { notFound } from '../../platform/errors.js';
+import { Envelope } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import { portalHandlers } from './portal.handlers.js';
+import { resolvePortalToken } from './portal.service.js';
+
+const PortalDocument = Envelope(
+  Type.Object({
+    type: Type.Union([Type.Literal('invoice'), Type.Literal('estimate'), Type.Literal('contract')]),
+    document: Type.Object({}, { additionalProperties: true, description: 'The document in its REST shape' }),
+  }),
+);
+const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
+const ActionParams = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 200 }),
+  action: Type.String({ minLength: 1, maxLength: 40, description: 'approve | decline (estimates), sign (contracts)' }),
+});
+const ActionBody = Type.Optional(
+  Type.Object(
+    { signerName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Contracts: who signs' })) },
+    { additionalProperties: false },
+  ),
+);
+
+/**
+ * The customer portal: no session, the token in the emailed link is the credential.
+ * Every call runs inside the token's organization, as that organization.
+ */
+export default async function portalRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  const tags = ['portal'];
+  const meta = (ip: string, ua: string | undefined) => ({ ip, userAgent: ua ?? '' });
+
+  app.get(
+    '/api/portal/:token',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Open a document from a customer link (records the view)',
+        security: [],
+        params: TokenParams,
+        response: { 200: PortalDocument },
+      },
+    },
+    async (request) => {
+      const target = await resolvePortalToken(database.db, request.params.token);
+      const handler = portalHandlers[target.documentType];
+      if (!handler) throw notFound('Document');
+      const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
+      const document = await inTenant(database.db, target.organizationId, actor, (ctx) =>
+        handler.view(ctx, target.documentId, meta(request.ip, request.headers['user-agent'])),
+      );
+      return { data: { type: target.documentType, document } };
+    },
+  );
+
+  app.post(
+    '/api/portal/:token/:action',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'A customer action on the linked document: approve/decline an estimate, sign a contract',
+        security: [],
+        params: ActionParams,
+        body: ActionBody,
+        response: { 200: PortalDocument },
+      },
+    },
+    async (request) => {
+      const target = await resolvePortalToken(database.db, request.params.token);
+      const action = portalHandlers[target.documentType]?.actions[request.params.action];
+      if (!action) throw notFound('Action');
+      const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
+      const document = await inTenant(database.db, target.organizationId, actor, (ctx) =>
+        action(ctx, target.documentId, request.body ?? {}, meta(request.ip, request.headers['user-agent'])),
+      );
+      return { data: { type: target.documentType, document } };
+    },
+  );
+}

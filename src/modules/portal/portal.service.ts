@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import { and, eq, gt } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { portalTokens } from '../../db/schema/index.js';
+import { notFound } from '../../platform/errors.js';
+import { newId, randomToken } from '../../platform/ids.js';
+import type { Ctx } from '../../platform/tenancy.js';
+
+export type PortalDocumentType = 'invoice' | 'estimate' | 'contract';
+
+const DEFAULT_TTL_DAYS = 60;
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * Issues a customer link for one document. The token has 256 random bits and is
+ * stored hashed, so a database leak does not leak working links.
+ */
+export async function createPortalLink(
+  ctx: Ctx,
+  baseUrl: string,
+  documentType: PortalDocumentType,
+  documentId: string,
+  ttlDays = DEFAULT_TTL_DAYS,
+): Promise<{ token: string; url: string; expiresAt: Date }> {
+  const token = `pt_${randomToken(32)}`;
+  const expiresAt = new Date(Date.now() + ttlDays * 86_400_000);
+  await ctx.tx.insert(portalTokens).values({
+    id: newId('ptk'),
+    organizationId: ctx.organizationId,
+    tokenHash: hashToken(token),
+    documentType,
+    documentId,
+    expiresAt,
+  });
+  return { token, url: `${baseUrl}/api/portal/${token}`, expiresAt };
+}
+
+export interface PortalTarget {
+  tokenId: string;
+  organizationId: string;
+  documentType: PortalDocumentType;
+  documentId: string;
+}
+
+/**
+ * Finds the document a token opens. A platform lookup across tenants (the token
+ * is what names the tenant); unknown, malformed and expired tokens are all 404.
+ */
+export async function resolvePortalToken(db: Db, token: string): Promise<PortalTarget> {
+  if (!/^pt_[A-Za-z0-9_-]{20,100}$/.test(token)) throw notFound('Document');
+  const [row] = await db
+    .select()
+    .from(portalTokens)
+    .where(and(eq(portalTokens.tokenHash, hashToken(token)), gt(portalTokens.expiresAt, new Date())));
+  if (!row) throw notFound('Document');
+  return {
+    tokenId: row.id,
+    organizationId: row.organizationId,
+    documentType: row.documentType as PortalDocumentType,
+    documentId: row.documentId,
+  };
+}
