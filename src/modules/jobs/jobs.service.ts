@@ -1,0 +1,361 @@
+import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
+import { jobActivity, jobChecklistItems, jobs, members } from '../../db/schema/index.js';
+import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { Page } from '../../platform/pagination.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { emit } from '../../webhooks/outbox.js';
+import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { getOrgSettings } from '../settings/settings.service.js';
+import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
+import { canMoveJob, FINAL_JOB_STATUSES, type JobStatus, specificJobEvent } from './jobs.states.js';
+
+type JobRow = typeof jobs.$inferSelect;
+
+export function jobView(r: JobRow) {
+  return {
+    id: r.id,
+    customerId: r.customerId,
+    propertyId: r.propertyId,
+    status: r.status as JobStatus,
+    scheduledDate: r.scheduledDate,
+    assignedTo: r.assignedTo,
+    services: r.services,
+    notes: r.notes,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+export type JobView = ReturnType<typeof jobView>;
+
+let lastStamp = 0;
+/** Strictly increasing in this process, so several entries of one change keep their order. */
+function stamp(): Date {
+  lastStamp = Math.max(Date.now(), lastStamp + 1);
+  return new Date(lastStamp);
+}
+
+const actorId = (ctx: Ctx) => (ctx.actor.kind === 'portal' ? null : ctx.actor.id);
+
+async function record(ctx: Ctx, jobId: string, type: string, message: string) {
+  await ctx.tx.insert(jobActivity).values({
+    id: newId('jac'),
+    organizationId: ctx.organizationId,
+    jobId,
+    type,
+    message,
+    actorId: actorId(ctx),
+    createdAt: stamp(),
+  });
+}
+
+/** Every id must be a member (user id) of this organization, else 400 on `assignedTo`. */
+async function requireMembers(ctx: Ctx, ids: string[]) {
+  if (ids.length === 0) return;
+  const rows = await ctx.tx
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.userId, ids)));
+  const known = new Set(rows.map((r) => r.userId));
+  const missing = ids.find((id) => !known.has(id));
+  if (missing) throw invalidField('assignedTo', `${missing} is not a member of this organization`);
+}
+
+/** The job, locked for the rest of the transaction so concurrent changes apply one after the other. */
+async function lockJob(ctx: Ctx, id: string): Promise<JobRow> {
+  const [row] = await ctx.tx
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
+    .for('update');
+  if (!row) throw notFound('Job');
+  return row;
+}
+
+async function emitTransition(ctx: Ctx, job: JobRow, from: JobStatus, to: JobStatus) {
+  const data = { jobId: job.id, job: jobView(job), oldStatus: from.toUpperCase(), newStatus: to.toUpperCase() };
+  const specific = specificJobEvent(to);
+  if (specific) await emit(ctx, specific, data);
+  await emit(ctx, 'job.status_changed', data);
+}
+
+export interface CreateJobInput {
+  customerId: string;
+  scheduledDate: string;
+  propertyId?: string | undefined;
+  services?: string[] | undefined;
+  assignedTo?: string[] | undefined;
+  notes?: string | undefined;
+  checklist?: string[] | undefined;
+  draft?: boolean | undefined;
+}
+
+export async function createJob(ctx: Ctx, input: CreateJobInput) {
+  await requireCustomer(ctx, input.customerId);
+  if (input.propertyId !== undefined) await requireProperty(ctx, input.customerId, input.propertyId);
+  const assignedTo = input.assignedTo ?? [];
+  await requireMembers(ctx, assignedTo);
+
+  const status: JobStatus = input.draft ? 'draft' : 'scheduled';
+  const now = new Date();
+  const [row] = await ctx.tx
+    .insert(jobs)
+    .values({
+      id: newId('job'),
+      organizationId: ctx.organizationId,
+      customerId: input.customerId,
+      propertyId: input.propertyId ?? null,
+      status,
+      scheduledDate: input.scheduledDate,
+      assignedTo,
+      services: (input.services ?? []).map((s) => s.trim()),
+      notes: input.notes ?? null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  const job = row as JobRow;
+  const checklist = input.checklist ?? [];
+  if (checklist.length > 0) {
+    await ctx.tx.insert(jobChecklistItems).values(
+      checklist.map((text, position) => ({
+        id: newId('jci'),
+        organizationId: ctx.organizationId,
+        jobId: job.id,
+        position,
+        text: text.trim(),
+      })),
+    );
+  }
+  await record(
+    ctx,
+    job.id,
+    'created',
+    status === 'draft' ? `Draft job created for ${job.scheduledDate}` : `Job scheduled for ${job.scheduledDate}`,
+  );
+  if (status === 'scheduled') await emit(ctx, 'job.created', { jobId: job.id, job: jobView(job) });
+  return jobDetail(ctx, job);
+}
+
+async function jobDetail(ctx: Ctx, job: JobRow) {
+  const checklist = await ctx.tx
+    .select()
+    .from(jobChecklistItems)
+    .where(and(eq(jobChecklistItems.organizationId, ctx.organizationId), eq(jobChecklistItems.jobId, job.id)))
+    .orderBy(asc(jobChecklistItems.position), asc(jobChecklistItems.id));
+  const activity = await ctx.tx
+    .select()
+    .from(jobActivity)
+    .where(and(eq(jobActivity.organizationId, ctx.organizationId), eq(jobActivity.jobId, job.id)))
+    .orderBy(asc(jobActivity.createdAt), asc(jobActivity.id));
+  return {
+    ...jobView(job),
+    checklist: checklist.map((c) => ({ id: c.id, text: c.text, completed: c.completed, completedAt: c.completedAt })),
+    activity: activity.map((a) => ({
+      id: a.id,
+      type: a.type,
+      message: a.message,
+      actorId: a.actorId,
+      createdAt: a.createdAt,
+    })),
+  };
+}
+
+export async function getJob(ctx: Ctx, id: string) {
+  const [row] = await ctx.tx
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
+  if (!row) throw notFound('Job');
+  return jobDetail(ctx, row);
+}
+
+export interface JobFilters {
+  status?: JobStatus | undefined;
+  customerId?: string | undefined;
+  assignedTo?: string | undefined;
+}
+
+function jobConditions(ctx: Ctx, f: JobFilters, range: DateRange): SQL[] {
+  const where: SQL[] = [eq(jobs.organizationId, ctx.organizationId)];
+  if (f.status) where.push(eq(jobs.status, f.status));
+  if (f.customerId) where.push(eq(jobs.customerId, f.customerId));
+  // `@>` is what the GIN index on assigned_to answers.
+  if (f.assignedTo) where.push(sql`${jobs.assignedTo} @> ARRAY[${f.assignedTo}]::text[]`);
+  if (range.from) where.push(gte(jobs.scheduledDate, range.from));
+  if (range.to) where.push(lte(jobs.scheduledDate, range.to));
+  return where;
+}
+
+/** The page query of GET /api/jobs (exported so the scale test can EXPLAIN exactly this SQL). */
+export function jobPageQuery(ctx: Ctx, f: JobFilters, range: DateRange, page: Page) {
+  return ctx.tx
+    .select()
+    .from(jobs)
+    .where(and(...jobConditions(ctx, f, range)))
+    .orderBy(asc(jobs.scheduledDate), asc(jobs.createdAt), asc(jobs.id))
+    .limit(page.limit)
+    .offset(page.offset);
+}
+
+/** The calendar's query (exported for the scale test's EXPLAIN). */
+export function jobCalendarQuery(ctx: Ctx, f: JobFilters, range: { from: string; to: string }) {
+  return ctx.tx
+    .select()
+    .from(jobs)
+    .where(and(...jobConditions(ctx, f, range)))
+    .orderBy(asc(jobs.scheduledDate), asc(jobs.createdAt), asc(jobs.id));
+}
+
+export async function listJobs(
+  ctx: Ctx,
+  q: JobFilters & { startDate?: string; from?: string; endDate?: string; to?: string },
+  page: Page,
+) {
+  const { timezone } = await getOrgSettings(ctx);
+  const range = resolveRange(q, timezone);
+  const rows = await jobPageQuery(ctx, q, range, page);
+  const [total] = await ctx.tx
+    .select({ n: count() })
+    .from(jobs)
+    .where(and(...jobConditions(ctx, q, range)));
+  return { rows: rows.map(jobView), total: Number(total?.n ?? 0) };
+}
+
+export async function jobCalendar(ctx: Ctx, q: JobFilters & { startDate: string; endDate: string }) {
+  const { timezone } = await getOrgSettings(ctx);
+  const range = calendarRange(q.startDate, q.endDate, timezone);
+  const rows = await jobCalendarQuery(ctx, q, range);
+  const days: Array<{ date: string; jobs: JobView[] }> = [];
+  for (const row of rows) {
+    const last = days[days.length - 1];
+    if (last && last.date === row.scheduledDate) last.jobs.push(jobView(row));
+    else days.push({ date: row.scheduledDate, jobs: [jobView(row)] });
+  }
+  return days;
+}
+
+export interface UpdateJobInput {
+  status?: Exclude<JobStatus, 'draft'> | undefined;
+  scheduledDate?: string | undefined;
+  propertyId?: string | null | undefined;
+  services?: string[] | undefined;
+  assignedTo?: string[] | undefined;
+  notes?: string | null | undefined;
+}
+
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+export async function updateJob(ctx: Ctx, id: string, input: UpdateJobInput) {
+  const job = await lockJob(ctx, id);
+  const from = job.status as JobStatus;
+  const given = Object.keys(input).filter((k) => input[k as keyof UpdateJobInput] !== undefined);
+
+  // Validate everything before the first write: a refused request writes and emits nothing.
+  if (FINAL_JOB_STATUSES.includes(from)) {
+    const blocked = given.filter((k) => k !== 'notes');
+    if (blocked.length > 0) throw invalidState(`A ${from} job accepts only notes; ${blocked.join(', ')} cannot change`);
+  }
+  if (input.status !== undefined) {
+    if (from === 'draft') throw invalidState('A draft job changes status only by POST /api/jobs/{id}/publish');
+    if (!canMoveJob(from, input.status)) throw invalidState(`A job cannot move from ${from} to ${input.status}`);
+  }
+  if (input.propertyId) await requireProperty(ctx, job.customerId, input.propertyId);
+  if (input.assignedTo) await requireMembers(ctx, input.assignedTo);
+
+  const patch: Partial<JobRow> = {};
+  const entries: Array<[string, string]> = [];
+  if (input.scheduledDate !== undefined && input.scheduledDate !== job.scheduledDate) {
+    patch.scheduledDate = input.scheduledDate;
+    entries.push(['rescheduled', `Rescheduled from ${job.scheduledDate} to ${input.scheduledDate}`]);
+  }
+  if (input.assignedTo !== undefined && !sameList(input.assignedTo, job.assignedTo)) {
+    patch.assignedTo = input.assignedTo;
+    entries.push([
+      'assigned',
+      input.assignedTo.length === 0 ? 'Unassigned everyone' : `Assigned to ${input.assignedTo.join(', ')}`,
+    ]);
+  }
+  if (input.notes !== undefined && input.notes !== job.notes) {
+    patch.notes = input.notes;
+    entries.push(['notes_updated', input.notes === null ? 'Notes cleared' : 'Notes updated']);
+  }
+  const services = input.services?.map((s) => s.trim());
+  if (services !== undefined && !sameList(services, job.services)) {
+    patch.services = services;
+    entries.push(['updated', `Services set to ${services.length === 0 ? '(none)' : services.join(', ')}`]);
+  }
+  if (input.propertyId !== undefined && input.propertyId !== job.propertyId) {
+    patch.propertyId = input.propertyId;
+    entries.push(['updated', input.propertyId === null ? 'Property removed' : `Property set to ${input.propertyId}`]);
+  }
+  if (input.status !== undefined) {
+    patch.status = input.status;
+    entries.push(['status_changed', `Status changed from ${from} to ${input.status}`]);
+  }
+  if (entries.length === 0) return jobDetail(ctx, job);
+
+  const [row] = await ctx.tx
+    .update(jobs)
+    .set({ ...patch, updatedAt: new Date() })
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
+    .returning();
+  const updated = row as JobRow;
+  for (const [type, message] of entries) await record(ctx, id, type, message);
+  if (input.status !== undefined) await emitTransition(ctx, updated, from, input.status);
+  return jobDetail(ctx, updated);
+}
+
+export async function publishJob(ctx: Ctx, id: string) {
+  const job = await lockJob(ctx, id);
+  if (job.status !== 'draft') throw invalidState(`Only a draft job can be published; this one is ${job.status}`);
+  const [row] = await ctx.tx
+    .update(jobs)
+    .set({ status: 'scheduled', updatedAt: new Date() })
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
+    .returning();
+  const updated = row as JobRow;
+  await record(ctx, id, 'published', `Published: scheduled for ${updated.scheduledDate}`);
+  await emit(ctx, 'job.created', { jobId: id, job: jobView(updated) });
+  return jobDetail(ctx, updated);
+}
+
+export async function deleteJob(ctx: Ctx, id: string) {
+  const job = await lockJob(ctx, id);
+  if (job.status === 'completed') {
+    throw invalidState('A completed job is kept as a record; set status canceled instead of deleting');
+  }
+  await ctx.tx.delete(jobs).where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
+}
+
+export async function setChecklistItem(ctx: Ctx, id: string, itemId: string, completed: boolean) {
+  const job = await lockJob(ctx, id);
+  const [item] = await ctx.tx
+    .select()
+    .from(jobChecklistItems)
+    .where(
+      and(
+        eq(jobChecklistItems.organizationId, ctx.organizationId),
+        eq(jobChecklistItems.jobId, id),
+        eq(jobChecklistItems.id, itemId),
+      ),
+    );
+  if (!item) throw notFound('Checklist item');
+  if (FINAL_JOB_STATUSES.includes(job.status as JobStatus)) {
+    throw invalidState(`The checklist of a ${job.status} job cannot change`);
+  }
+  // Ticking a ticked item (or reopening an open one) changes nothing and records nothing.
+  if (item.completed !== completed) {
+    await ctx.tx
+      .update(jobChecklistItems)
+      .set({ completed, completedAt: completed ? new Date() : null })
+      .where(and(eq(jobChecklistItems.organizationId, ctx.organizationId), eq(jobChecklistItems.id, itemId)));
+    await record(
+      ctx,
+      id,
+      completed ? 'checklist_item_completed' : 'checklist_item_uncompleted',
+      `${completed ? 'Completed' : 'Reopened'} checklist item "${item.text}"`,
+    );
+  }
+  return jobDetail(ctx, job);
+}
