@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
+import contractTemplateRoutes from './contract-templates/contract-templates.routes.js';
+import contractRoutes from './contracts/contracts.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import jobRoutes from './jobs/jobs.routes.js';
 import memberRoutes from './members/members.routes.js';
@@ -16,4 +18,6 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   apiKeyRoutes,
   portalRoutes,
   jobRoutes,
+  contractTemplateRoutes,
+  contractRoutes,
 ];

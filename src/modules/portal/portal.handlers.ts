@@ -1,4 +1,5 @@
+import { contractPortalHandler } from '../contracts/contracts.portal.js';
 import type { PortalHandlers } from './portal.registry.js';
 
 /** One entry per document type that can be opened from a customer link. */
-export const portalHandlers: PortalHandlers = {};
+export const portalHandlers: PortalHandlers = { contract: contractPortalHandler };

@@ -1,0 +1,113 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { IdParams, NoContent } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import {
+  CreateTemplateBody,
+  TemplateListQuery,
+  TemplateListResponse,
+  TemplateResponse,
+  UpdateTemplateBody,
+} from './contract-templates.schemas.js';
+import {
+  createTemplate,
+  deleteTemplate,
+  getTemplate,
+  listTemplates,
+  updateTemplate,
+} from './contract-templates.service.js';
+
+export default async function contractTemplateRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  const tags = ['contract-templates'];
+
+  app.get(
+    '/api/contract-templates',
+    {
+      schema: {
+        tags,
+        summary: 'List contract templates, newest first',
+        querystring: TemplateListQuery,
+        response: { 200: TemplateListResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const page = pageOf(request.query);
+      const { rows, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) => listTemplates(ctx, page));
+      setPageHeaders(request, reply, page, total);
+      return { data: rows };
+    },
+  );
+
+  app.post(
+    '/api/contract-templates',
+    {
+      schema: {
+        tags,
+        summary: 'Create a contract template',
+        body: CreateTemplateBody,
+        response: { 201: TemplateResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const row = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createTemplate(ctx, request.body));
+      return reply.code(201).send({ data: row });
+    },
+  );
+
+  app.get(
+    '/api/contract-templates/:id',
+    {
+      schema: { tags, summary: 'One contract template', params: IdParams, response: { 200: TemplateResponse } },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getTemplate(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.put(
+    '/api/contract-templates/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Partly update a contract template',
+        params: IdParams,
+        body: UpdateTemplateBody,
+        response: { 200: TemplateResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          updateTemplate(ctx, request.params.id, request.body),
+        ),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/contract-templates/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a contract template (contracts made from it keep their text)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteTemplate(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+}

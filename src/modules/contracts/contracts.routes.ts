@@ -1,0 +1,192 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { EmptyBody, IdParams } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import {
+  ActivityParams,
+  ContractActivityResponse,
+  ContractAnalyticsResponse,
+  ContractDetailResponse,
+  ContractListQuery,
+  ContractListResponse,
+  CreateContractBody,
+  SentContractResponse,
+  UpdateContractBody,
+} from './contracts.schemas.js';
+import {
+  activityForContract,
+  cancelContract,
+  contractAnalytics,
+  createContract,
+  getContract,
+  listContracts,
+  sendContract,
+  updateContract,
+} from './contracts.service.js';
+
+export default async function contractRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database, mailer, config } = app.deps;
+  const tags = ['contracts'];
+
+  app.get(
+    '/api/contracts',
+    {
+      schema: {
+        tags,
+        summary: 'List contracts, newest first',
+        querystring: ContractListQuery,
+        response: { 200: ContractListResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const page = pageOf(request.query);
+      const { rows, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        listContracts(ctx, request.query, page),
+      );
+      setPageHeaders(request, reply, page, total);
+      return { data: rows };
+    },
+  );
+
+  app.get(
+    '/api/contracts/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One contract with its full content, signature evidence and activity log',
+        params: IdParams,
+        response: { 200: ContractDetailResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getContract(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/contracts',
+    {
+      schema: {
+        tags,
+        summary: 'Create a draft contract (content filled from the template, if any)',
+        body: CreateContractBody,
+        response: { 201: ContractDetailResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const row = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createContract(ctx, request.body));
+      return reply.code(201).send({ data: row });
+    },
+  );
+
+  app.put(
+    '/api/contracts/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Partly update a draft contract (409 INVALID_STATE once sent)',
+        params: IdParams,
+        body: UpdateContractBody,
+        response: { 200: ContractDetailResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          updateContract(ctx, request.params.id, request.body),
+        ),
+      };
+    },
+  );
+
+  app.post(
+    '/api/contracts/:id/send',
+    {
+      schema: {
+        tags,
+        summary: 'Send for signature: draft → sent (sent: re-send a fresh link); emails the portal link',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: SentContractResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        sendContract(ctx, request.params.id, config.baseUrl),
+      );
+      if (result.mail) {
+        try {
+          await mailer.send(result.mail);
+        } catch (err) {
+          // The contract is sent and the link exists; the office can share portalUrl by hand.
+          request.log.error({ err, contractId: request.params.id }, 'contract mail failed');
+        }
+      }
+      return { data: { ...result.contract, portalUrl: result.portalUrl } };
+    },
+  );
+
+  app.post(
+    '/api/contracts/:id/cancel',
+    {
+      schema: {
+        tags,
+        summary: 'Cancel a contract from any state but expired or canceled',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: ContractDetailResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => cancelContract(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.get(
+    '/api/contract-analytics',
+    {
+      schema: {
+        tags,
+        summary: 'Contract metrics: totals by status, signing rate, average time to sign, active revenue',
+        response: { 200: ContractAnalyticsResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return { data: await inTenant(database.db, t.organizationId, t.actor, contractAnalytics) };
+    },
+  );
+
+  app.get(
+    '/api/contract-activity/:contract_id',
+    {
+      schema: {
+        tags,
+        summary: 'A contract’s activity log, oldest first',
+        params: ActivityParams,
+        response: { 200: ContractActivityResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          activityForContract(ctx, request.params.contract_id),
+        ),
+      };
+    },
+  );
+}

@@ -1,0 +1,500 @@
+import { createHash } from 'node:crypto';
+import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { type ContractLine, contractActivity, contracts, customers, properties } from '../../db/schema/index.js';
+import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
+import type { Page } from '../../platform/pagination.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { emit } from '../../webhooks/outbox.js';
+import { findTemplate } from '../contract-templates/contract-templates.service.js';
+import { renderTemplate } from '../contract-templates/template-render.js';
+import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { createPortalLink } from '../portal/portal.service.js';
+import { getOrgSettings } from '../settings/settings.service.js';
+import {
+  CONTRACT_STATUSES,
+  type ContractStatus,
+  canMoveContract,
+  EDITABLE_CONTRACT_STATUSES,
+} from './contracts.states.js';
+
+export type ContractRow = typeof contracts.$inferSelect;
+type CustomerRow = typeof customers.$inferSelect;
+
+export function contractView(r: ContractRow) {
+  return {
+    id: r.id,
+    title: r.title,
+    customerId: r.customerId,
+    propertyId: r.propertyId,
+    templateId: r.templateId,
+    status: r.status as ContractStatus,
+    startDate: r.startDate,
+    endDate: r.endDate,
+    totalValue: fromCents(r.totalValueCents),
+    services: r.services.map((l) => ({
+      description: l.description,
+      unitPrice: fromCents(l.unitPriceCents),
+      quantity: l.quantity,
+      amount: fromCents(l.amountCents),
+    })),
+    terms: r.terms,
+    sentAt: r.sentAt,
+    signedAt: r.signedAt,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+export function signatureOf(r: ContractRow) {
+  if (!r.signedAt || !r.signerName) return null;
+  return {
+    signerName: r.signerName,
+    signedAt: r.signedAt,
+    ipAddress: r.signerIp ?? '',
+    userAgent: r.signerUserAgent ?? '',
+    contentSha256: r.signedContentSha256 ?? '',
+  };
+}
+
+let lastStamp = 0;
+/** Strictly increasing in this process, so entries of one operation keep their order. */
+function stamp(): Date {
+  lastStamp = Math.max(Date.now(), lastStamp + 1);
+  return new Date(lastStamp);
+}
+
+/** Staff actions carry the user/API key id; the customer (portal) and the worker have none. */
+export async function recordContractActivity(
+  ctx: Ctx,
+  contractId: string,
+  type: string,
+  description: string,
+  actorId: string | null = ctx.actor.kind === 'portal' ? null : ctx.actor.id,
+) {
+  await ctx.tx.insert(contractActivity).values({
+    id: newId('cac'),
+    organizationId: ctx.organizationId,
+    contractId,
+    type,
+    description,
+    actorId,
+    createdAt: stamp(),
+  });
+}
+
+export async function contractActivityOf(ctx: Ctx, contractId: string) {
+  const rows = await ctx.tx
+    .select()
+    .from(contractActivity)
+    .where(and(eq(contractActivity.organizationId, ctx.organizationId), eq(contractActivity.contractId, contractId)))
+    .orderBy(asc(contractActivity.createdAt), asc(contractActivity.id));
+  return rows.map((a) => ({
+    id: a.id,
+    type: a.type,
+    description: a.description,
+    actorId: a.actorId,
+    createdAt: a.createdAt,
+  }));
+}
+
+export async function contractDetail(ctx: Ctx, r: ContractRow) {
+  return {
+    ...contractView(r),
+    content: r.content,
+    signature: signatureOf(r),
+    activity: await contractActivityOf(ctx, r.id),
+  };
+}
+
+const byId = (ctx: Ctx, id: string) => and(eq(contracts.organizationId, ctx.organizationId), eq(contracts.id, id));
+
+export async function findContract(ctx: Ctx, id: string, lock = false): Promise<ContractRow> {
+  const q = ctx.tx.select().from(contracts).where(byId(ctx, id));
+  const [row] = lock ? await q.for('update') : await q;
+  if (!row) throw notFound('Contract');
+  return row;
+}
+
+interface LineIn {
+  description: string;
+  unitPrice: number;
+  quantity?: number | undefined;
+}
+
+/** Lines in cents; totalValue = Σ round(quantity × unitPrice), i.e. computeTotals with no tax. */
+function priceLines(lines: LineIn[]): { lines: ContractLine[]; totalCents: number } {
+  const priced = lines.map((l, i) => {
+    const quantity = l.quantity ?? 1;
+    checkQuantity(quantity, `services.${i}.quantity`);
+    return {
+      description: l.description.trim(),
+      quantity,
+      unitPriceCents: toCents(l.unitPrice, `services.${i}.unitPrice`),
+    };
+  });
+  const totals = computeTotals(
+    priced.map((p) => ({ quantity: p.quantity, unitPriceCents: p.unitPriceCents, taxable: false })),
+    0,
+  );
+  return {
+    lines: priced.map((p, i) => ({ ...p, amountCents: totals.lineAmountsCents[i] as number })),
+    totalCents: totals.totalCents,
+  };
+}
+
+const customerName = (c: CustomerRow) => `${c.firstName} ${c.lastName ?? ''}`.trim();
+function joinAddress(street: string | null, city: string | null, state: string | null, zip: string | null) {
+  const stateZip = [state, zip].filter(Boolean).join(' ');
+  return [street, city, stateZip].filter(Boolean).join(', ');
+}
+
+interface ContentInput {
+  title: string;
+  templateBody: string | null;
+  terms: string | null;
+  startDate: string | null;
+  endDate: string | null;
+  totalCents: number;
+  customer: CustomerRow;
+  propertyId: string | null;
+}
+
+/** The text the customer signs: the filled template, then the terms. */
+async function buildContent(ctx: Ctx, c: ContentInput): Promise<string> {
+  const parts: string[] = [];
+  if (c.templateBody !== null) {
+    const settings = await getOrgSettings(ctx);
+    let propertyAddress = '';
+    if (c.propertyId) {
+      const [p] = await ctx.tx
+        .select()
+        .from(properties)
+        .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, c.propertyId)));
+      if (p) propertyAddress = joinAddress(p.street, p.city, p.state, p.zip);
+    }
+    parts.push(
+      renderTemplate(c.templateBody, {
+        'customer.name': customerName(c.customer),
+        'customer.email': c.customer.email ?? '',
+        'customer.phone': c.customer.phone ?? '',
+        'customer.address': joinAddress(
+          c.customer.billingAddress,
+          c.customer.billingCity,
+          c.customer.billingState,
+          c.customer.billingZip,
+        ),
+        'company.name': settings.companyName ?? settings.name,
+        'property.address': propertyAddress,
+        title: c.title,
+        startDate: c.startDate ?? '',
+        endDate: c.endDate ?? '',
+        totalValue: fromCents(c.totalCents).toFixed(2),
+      }),
+    );
+  }
+  if (c.terms) parts.push(c.terms);
+  return parts.join('\n\n');
+}
+
+function checkDates(startDate: string | null, endDate: string | null) {
+  if (startDate && endDate && endDate < startDate) throw invalidField('endDate', 'must not be before startDate');
+}
+
+export interface CreateContractInput {
+  title: string;
+  customerId: string;
+  propertyId?: string | undefined;
+  templateId?: string | undefined;
+  startDate?: string | undefined;
+  endDate?: string | undefined;
+  services?: LineIn[] | undefined;
+  terms?: string | undefined;
+}
+
+export async function createContract(ctx: Ctx, input: CreateContractInput) {
+  const customer = await requireCustomer(ctx, input.customerId);
+  if (input.propertyId !== undefined) await requireProperty(ctx, input.customerId, input.propertyId);
+  const template = input.templateId !== undefined ? await findTemplate(ctx, input.templateId, 'templateId') : null;
+  checkDates(input.startDate ?? null, input.endDate ?? null);
+  const { lines, totalCents } = priceLines(input.services ?? []);
+  const title = input.title.trim();
+  const content = await buildContent(ctx, {
+    title,
+    templateBody: template?.body ?? null,
+    terms: input.terms ?? null,
+    startDate: input.startDate ?? null,
+    endDate: input.endDate ?? null,
+    totalCents,
+    customer,
+    propertyId: input.propertyId ?? null,
+  });
+  const now = new Date();
+  const [row] = await ctx.tx
+    .insert(contracts)
+    .values({
+      id: newId('con'),
+      organizationId: ctx.organizationId,
+      title,
+      customerId: input.customerId,
+      propertyId: input.propertyId ?? null,
+      templateId: template?.id ?? null,
+      templateBody: template?.body ?? null,
+      status: 'draft',
+      startDate: input.startDate ?? null,
+      endDate: input.endDate ?? null,
+      services: lines,
+      totalValueCents: totalCents,
+      terms: input.terms ?? null,
+      content,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  const contract = row as ContractRow;
+  await recordContractActivity(ctx, contract.id, 'created', `Contract "${title}" created`);
+  return contractDetail(ctx, contract);
+}
+
+export async function getContract(ctx: Ctx, id: string) {
+  return contractDetail(ctx, await findContract(ctx, id));
+}
+
+export async function listContracts(
+  ctx: Ctx,
+  q: { status?: ContractStatus | undefined; customerId?: string | undefined },
+  page: Page,
+) {
+  const where: SQL[] = [eq(contracts.organizationId, ctx.organizationId)];
+  if (q.status) where.push(eq(contracts.status, q.status));
+  if (q.customerId) where.push(eq(contracts.customerId, q.customerId));
+  const rows = await ctx.tx
+    .select()
+    .from(contracts)
+    .where(and(...where))
+    .orderBy(desc(contracts.createdAt), desc(contracts.id))
+    .limit(page.limit)
+    .offset(page.offset);
+  const [total] = await ctx.tx
+    .select({ n: count() })
+    .from(contracts)
+    .where(and(...where));
+  return { rows: rows.map(contractView), total: Number(total?.n ?? 0) };
+}
+
+export interface UpdateContractInput {
+  title?: string | undefined;
+  propertyId?: string | null | undefined;
+  startDate?: string | null | undefined;
+  endDate?: string | null | undefined;
+  services?: LineIn[] | undefined;
+  terms?: string | null | undefined;
+}
+
+export async function updateContract(ctx: Ctx, id: string, input: UpdateContractInput) {
+  const current = await findContract(ctx, id, true);
+  if (!EDITABLE_CONTRACT_STATUSES.includes(current.status as ContractStatus)) {
+    throw invalidState(`Only draft contracts can be edited; this one is ${current.status} (create a new contract)`);
+  }
+  const propertyId = input.propertyId === undefined ? current.propertyId : input.propertyId;
+  if (input.propertyId) await requireProperty(ctx, current.customerId, input.propertyId);
+  const startDate = input.startDate === undefined ? current.startDate : input.startDate;
+  const endDate = input.endDate === undefined ? current.endDate : input.endDate;
+  checkDates(startDate, endDate);
+  const priced = input.services ? priceLines(input.services) : null;
+  const title = input.title?.trim() ?? current.title;
+  const terms = input.terms === undefined ? current.terms : input.terms;
+  const totalCents = priced?.totalCents ?? current.totalValueCents;
+  const [customer] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, current.customerId)));
+  const content = await buildContent(ctx, {
+    title,
+    templateBody: current.templateBody,
+    terms,
+    startDate,
+    endDate,
+    totalCents,
+    customer: customer as CustomerRow,
+    propertyId,
+  });
+  const [row] = await ctx.tx
+    .update(contracts)
+    .set({
+      title,
+      propertyId,
+      startDate,
+      endDate,
+      terms,
+      content,
+      ...(priced ? { services: priced.lines, totalValueCents: priced.totalCents } : {}),
+      updatedAt: new Date(),
+    })
+    .where(byId(ctx, id))
+    .returning();
+  const changed = Object.keys(input).filter((k) => input[k as keyof UpdateContractInput] !== undefined);
+  await recordContractActivity(ctx, id, 'updated', `Updated ${changed.join(', ') || 'nothing'}`);
+  return contractDetail(ctx, row as ContractRow);
+}
+
+function requireMove(current: ContractRow, to: ContractStatus, action: string) {
+  const from = current.status as ContractStatus;
+  if (!canMoveContract(from, to)) throw invalidState(`A ${from} contract cannot be ${action}`);
+  return from;
+}
+
+const eventData = (r: ContractRow, from: ContractStatus, to: ContractStatus) => ({
+  contractId: r.id,
+  contract: contractView(r),
+  oldStatus: from.toUpperCase(),
+  newStatus: to.toUpperCase(),
+});
+
+export interface SendResult {
+  contract: Awaited<ReturnType<typeof contractDetail>>;
+  portalUrl: string;
+  mail: { to: string[]; subject: string; text: string } | null;
+}
+
+/**
+ * Sends for signature: a fresh portal link, an activity entry and `contract.sent`
+ * in this transaction; the caller mails after commit, so a rolled-back send mails nobody.
+ */
+export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promise<SendResult> {
+  const current = await findContract(ctx, id, true);
+  const from = requireMove(current, 'sent', 'sent');
+  const [customer] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, current.customerId)));
+  const recipients = [...new Set([customer?.email, ...(customer?.additionalEmails ?? [])].filter(Boolean))] as string[];
+  const link = await createPortalLink(ctx, baseUrl, 'contract', id);
+  const now = new Date();
+  const [row] = await ctx.tx
+    .update(contracts)
+    .set({ status: 'sent', sentAt: current.sentAt ?? now, updatedAt: now })
+    .where(byId(ctx, id))
+    .returning();
+  const updated = row as ContractRow;
+  await recordContractActivity(
+    ctx,
+    id,
+    'sent',
+    recipients.length > 0
+      ? `Sent for signature to ${recipients.join(', ')}`
+      : 'Signing link created (customer has no email)',
+  );
+  await emit(ctx, 'contract.sent', eventData(updated, from, 'sent'));
+  const settings = await getOrgSettings(ctx);
+  const company = settings.companyName ?? settings.name;
+  return {
+    contract: await contractDetail(ctx, updated),
+    portalUrl: link.url,
+    mail:
+      recipients.length === 0
+        ? null
+        : {
+            to: recipients,
+            subject: `${company}: please review and sign "${updated.title}"`,
+            text: `Hello ${customer ? customerName(customer) : ''},\n\n${company} sent you the contract "${updated.title}" to review and sign:\n\n${link.url}\n\nThe link expires on ${link.expiresAt.toISOString().slice(0, 10)}.`,
+          },
+  };
+}
+
+export async function cancelContract(ctx: Ctx, id: string) {
+  const current = await findContract(ctx, id, true);
+  const from = requireMove(current, 'canceled', 'canceled');
+  const now = new Date();
+  const [row] = await ctx.tx
+    .update(contracts)
+    .set({ status: 'canceled', canceledAt: now, updatedAt: now })
+    .where(byId(ctx, id))
+    .returning();
+  await recordContractActivity(ctx, id, 'canceled', `Canceled (was ${from})`);
+  return contractDetail(ctx, row as ContractRow);
+}
+
+/** What the customer sees in the portal: no internal activity or actor ids. */
+export function portalContractView(r: ContractRow) {
+  const sig = signatureOf(r);
+  return {
+    ...contractView(r),
+    content: r.content,
+    signature: sig ? { signerName: sig.signerName, signedAt: sig.signedAt, contentSha256: sig.contentSha256 } : null,
+  };
+}
+
+export async function viewContractInPortal(ctx: Ctx, id: string) {
+  const row = await findContract(ctx, id);
+  await recordContractActivity(ctx, id, 'viewed', 'Viewed by the customer in the portal', null);
+  return portalContractView(row);
+}
+
+export async function signContractInPortal(
+  ctx: Ctx,
+  id: string,
+  body: Record<string, unknown>,
+  meta: { ip: string; userAgent: string },
+) {
+  const signerName = typeof body.signerName === 'string' ? body.signerName.trim() : '';
+  if (!signerName) throw invalidField('signerName', 'is required: the name of the person signing');
+  const current = await findContract(ctx, id, true);
+  if (current.signedAt) throw invalidState('This contract is already signed');
+  const from = requireMove(current, 'signed', 'signed');
+  const now = new Date();
+  const [row] = await ctx.tx
+    .update(contracts)
+    .set({
+      status: 'signed',
+      signedAt: now,
+      signerName,
+      signerIp: meta.ip,
+      signerUserAgent: meta.userAgent,
+      signedContentSha256: createHash('sha256').update(current.content, 'utf8').digest('hex'),
+      updatedAt: now,
+    })
+    .where(byId(ctx, id))
+    .returning();
+  const updated = row as ContractRow;
+  await recordContractActivity(ctx, id, 'signed', `Signed by ${signerName}`, null);
+  await emit(ctx, 'contract.signed', eventData(updated, from, 'signed'));
+  return portalContractView(updated);
+}
+
+/** Analytics by SQL aggregates over the organization's contracts (one query, nothing loaded). */
+export async function contractAnalytics(ctx: Ctx) {
+  const perStatus = Object.fromEntries(
+    CONTRACT_STATUSES.map((s) => [s, sql<number>`count(*) FILTER (WHERE ${contracts.status} = ${s})::int`]),
+  );
+  const [row] = await ctx.tx
+    .select({
+      total: sql<number>`count(*)::int`,
+      sent: sql<number>`count(*) FILTER (WHERE ${contracts.sentAt} IS NOT NULL)::int`,
+      signed: sql<number>`count(*) FILTER (WHERE ${contracts.sentAt} IS NOT NULL AND ${contracts.signedAt} IS NOT NULL)::int`,
+      avgSeconds: sql<
+        string | null
+      >`avg(extract(epoch FROM ${contracts.signedAt} - ${contracts.sentAt})) FILTER (WHERE ${contracts.signedAt} IS NOT NULL AND ${contracts.sentAt} IS NOT NULL)`,
+      activeCents: sql<string>`coalesce(sum(${contracts.totalValueCents}) FILTER (WHERE ${contracts.status} = 'active'), 0)::bigint`,
+      ...perStatus,
+    })
+    .from(contracts)
+    .where(eq(contracts.organizationId, ctx.organizationId));
+  const r = row as Record<string, unknown>;
+  const sent = Number(r.sent);
+  const signed = Number(r.signed);
+  const avg = r.avgSeconds === null || r.avgSeconds === undefined ? null : Number(r.avgSeconds);
+  return {
+    totalContracts: Number(r.total),
+    byStatus: Object.fromEntries(CONTRACT_STATUSES.map((s) => [s, Number(r[s])])) as Record<ContractStatus, number>,
+    signingRate: sent === 0 ? null : Math.round((signed / sent) * 10_000) / 10_000,
+    averageHoursToSign: avg === null ? null : Math.round((avg / 3600) * 100) / 100,
+    activeRevenue: fromCents(Number(r.activeCents)),
+  };
+}
+
+export async function activityForContract(ctx: Ctx, id: string) {
+  await findContract(ctx, id);
+  return contractActivityOf(ctx, id);
+}
