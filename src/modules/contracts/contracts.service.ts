@@ -466,13 +466,13 @@ export async function signContractInPortal(
 /** Analytics by SQL aggregates over the organization's contracts (one query, nothing loaded). */
 export async function contractAnalytics(ctx: Ctx) {
   const perStatus = Object.fromEntries(
-    CONTRACT_STATUSES.map((s) => [s, sql<number>`count(*) FILTER (WHERE ${contracts.status} = ${s})::int`]),
+    CONTRACT_STATUSES.map((s) => [`n_${s}`, sql<number>`count(*) FILTER (WHERE ${contracts.status} = ${s})::int`]),
   );
   const [row] = await ctx.tx
     .select({
       total: sql<number>`count(*)::int`,
-      sent: sql<number>`count(*) FILTER (WHERE ${contracts.sentAt} IS NOT NULL)::int`,
-      signed: sql<number>`count(*) FILTER (WHERE ${contracts.sentAt} IS NOT NULL AND ${contracts.signedAt} IS NOT NULL)::int`,
+      everSent: sql<number>`count(*) FILTER (WHERE ${contracts.sentAt} IS NOT NULL)::int`,
+      everSigned: sql<number>`count(*) FILTER (WHERE ${contracts.sentAt} IS NOT NULL AND ${contracts.signedAt} IS NOT NULL)::int`,
       avgSeconds: sql<
         string | null
       >`avg(extract(epoch FROM ${contracts.signedAt} - ${contracts.sentAt})) FILTER (WHERE ${contracts.signedAt} IS NOT NULL AND ${contracts.sentAt} IS NOT NULL)`,
@@ -482,12 +482,15 @@ export async function contractAnalytics(ctx: Ctx) {
     .from(contracts)
     .where(eq(contracts.organizationId, ctx.organizationId));
   const r = row as Record<string, unknown>;
-  const sent = Number(r.sent);
-  const signed = Number(r.signed);
+  const sent = Number(r.everSent);
+  const signed = Number(r.everSigned);
   const avg = r.avgSeconds === null || r.avgSeconds === undefined ? null : Number(r.avgSeconds);
   return {
     totalContracts: Number(r.total),
-    byStatus: Object.fromEntries(CONTRACT_STATUSES.map((s) => [s, Number(r[s])])) as Record<ContractStatus, number>,
+    byStatus: Object.fromEntries(CONTRACT_STATUSES.map((s) => [s, Number(r[`n_${s}`])])) as Record<
+      ContractStatus,
+      number
+    >,
     signingRate: sent === 0 ? null : Math.round((signed / sent) * 10_000) / 10_000,
     averageHoursToSign: avg === null ? null : Math.round((avg / 3600) * 100) / 100,
     activeRevenue: fromCents(Number(r.activeCents)),
