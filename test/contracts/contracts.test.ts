@@ -9,7 +9,7 @@ import { eventsOf, makeCustomer, makeProperty } from '../jobs/factories.js';
 
 const TEMPLATE =
   'Service agreement "{{title}}" between {{company.name}} and {{customer.name}} <{{customer.email}}>, ' +
-  'at {{property.address}}, from {{startDate}} to {{endDate}}. Total: ${{totalValue}}.';
+  'at {{property.address}}, from {{startDate}} to {{endDate}}. Total: USD {{totalValue}}.';
 
 describe('contracts', () => {
   let h: Harness;
@@ -91,7 +91,7 @@ describe('contracts', () => {
     expect(c.status).toBe('draft');
     expect(c.content).toBe(
       'Service agreement "Lawn care 2026" between Green Acres LLC and Dana Reyes <dana@example.com>, ' +
-        'at 400 Oak Ave, Springfield, IL 62704, from 2026-04-01 to 2026-10-31. Total: $229.97.\n\nPayment due monthly.',
+        'at 400 Oak Ave, Springfield, IL 62704, from 2026-04-01 to 2026-10-31. Total: USD 229.97.\n\nPayment due monthly.',
     );
     expect(c.activity.map((a: { type: string }) => a.type)).toEqual(['created']);
     expect(c.signature).toBeNull();
@@ -140,7 +140,7 @@ describe('contracts', () => {
     });
     expect(upd.statusCode).toBe(200);
     expect(upd.json().data).toMatchObject({ endDate: '2026-11-30', totalValue: 100, terms: null });
-    expect(upd.json().data.content).toContain('to 2026-11-30. Total: $100.00.');
+    expect(upd.json().data.content).toContain('to 2026-11-30. Total: USD 100.00.');
     expect(upd.json().data.content).not.toContain('Payment due');
     expect((await owner.call('PUT', `/api/contracts/${c.id}`, { startDate: '2026-12-01' })).statusCode).toBe(400);
     await owner.call('POST', `/api/contracts/${c.id}/send`);

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobCalendarQuery, jobPageQuery } from '../../src/modules/jobs/jobs.service.js';
+import { jobCalendarQuery, jobCountQuery, jobPageQuery } from '../../src/modules/jobs/jobs.service.js';
 import type { Page } from '../../src/platform/pagination.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
@@ -89,6 +89,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('jobs at scale (PostgreSQL)', ()
 
   it('the assignee filter uses the GIN index', async () => {
     const text = await plan((ctx) => jobPageQuery(ctx, { assignedTo: 'usr_crew_3' }, {}, page));
+    expect(text).not.toMatch(/Seq Scan on jobs/);
+  });
+
+  it("the list's total count reads an index, not the table", async () => {
+    const text = await plan((ctx) => jobCountQuery(ctx, {}, {}));
+    expect(text).toMatch(/Index Only Scan|Bitmap Index Scan/);
     expect(text).not.toMatch(/Seq Scan on jobs/);
   });
 
