@@ -116,6 +116,7 @@ describe('contracts', () => {
       [{ ...base, services: [{ description: 'x', unitPrice: 1, quantity: 1.0001 }] }, 'services.0.quantity'],
       [{ ...base, status: 'active' }, 'status'],
       [{ ...base, totalValue: 5 }, 'totalValue'],
+      [{ ...base, title: '   ' }, 'title'],
     ];
     const before = await contractCount();
     const eventsBefore = (await eventsOf(h, owner.organizationId)).length;
@@ -227,6 +228,22 @@ describe('contracts', () => {
     const times = entries.map((e) => Date.parse(e.createdAt));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
     expect((await owner.call('GET', '/api/contract-activity/con_missing')).statusCode).toBe(404);
+  });
+
+  it('lets exactly one of two simultaneous signatures through', async () => {
+    const c = await newContract();
+    const url = (await owner.call('POST', `/api/contracts/${c.id}/send`)).json().data.portalUrl;
+    const before = (await eventsOf(h, owner.organizationId)).filter((e) => e.type === 'contract.signed').length;
+    const results = await Promise.all(
+      ['Dana Reyes', 'Someone Else'].map((signerName) =>
+        h.app.inject({ method: 'POST', url: `${portalPath(url)}/sign`, payload: { signerName } }),
+      ),
+    );
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    const signed = (await eventsOf(h, owner.organizationId)).filter((e) => e.type === 'contract.signed');
+    expect(signed.length - before).toBe(1);
+    const winner = results.find((r) => r.statusCode === 200)?.json().data.document.signature.signerName;
+    expect((await owner.call('GET', `/api/contracts/${c.id}`)).json().data.signature.signerName).toBe(winner);
   });
 
   it('cancels from any non-final state only', async () => {

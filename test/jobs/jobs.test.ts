@@ -81,6 +81,8 @@ describe('jobs', () => {
       [{ customerId, scheduledDate: '05/04/2026' }, 'scheduledDate'],
       [{ customerId, scheduledDate: '2026-05-04', status: 'completed' }, 'status'],
       [{ customerId, scheduledDate: '2026-05-04', services: 'Mowing' }, 'services'],
+      [{ customerId, scheduledDate: '2026-05-04', checklist: ['  '] }, 'checklist'],
+      [{ customerId, scheduledDate: '2026-05-04', surprise: true }, 'surprise'],
     ];
     const eventsBefore = (await eventsOf(h, owner.organizationId)).length;
     const jobsBefore = await jobCount(owner.organizationId);
@@ -209,6 +211,20 @@ describe('jobs', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.details[0].field).toBe('assignedTo');
     expect((await owner.call('PUT', `/api/jobs/${other.json().data.id}`, { status: 'paused' })).statusCode).toBe(400);
+  });
+
+  it('applies one of two simultaneous final moves and refuses the other', async () => {
+    const job = await insertJob(h, owner, customerId, 'in_progress');
+    const before = (await eventsOf(h, owner.organizationId)).length;
+    const results = await Promise.all(
+      ['completed', 'canceled'].map((status) => owner.call('PUT', `/api/jobs/${job.id}`, { status })),
+    );
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    const winner = results.find((r) => r.statusCode === 200)?.json().data.status;
+    const evts = (await eventsOf(h, owner.organizationId)).slice(before);
+    expect(evts.map((e) => e.type).sort()).toEqual(
+      [winner === 'completed' ? 'job.completed' : 'job.cancelled', 'job.status_changed'].sort(),
+    );
   });
 
   it('deletes any job but a completed one', async () => {

@@ -18,7 +18,7 @@ export const ContractTemplate = Type.Object(
 
 export const CreateTemplateBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     body: Type.String({ minLength: 1, maxLength: 100_000, description: BodyDoc }),
   },
   { additionalProperties: false },
@@ -26,7 +26,7 @@ export const CreateTemplateBody = Type.Object(
 
 export const UpdateTemplateBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
     body: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000, description: BodyDoc })),
   },
   {

@@ -10,7 +10,7 @@ export const ContractStatusSchema = Type.Enum(CONTRACT_STATUSES, {
 
 export const ContractLineIn = Type.Object(
   {
-    description: Type.String({ minLength: 1, maxLength: 500 }),
+    description: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' }),
     unitPrice: Money('Price per unit, ≥ 0, at most two decimals'),
     quantity: Type.Optional(
       Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'Default 1; > 0, up to 3 decimals' }),
@@ -97,7 +97,7 @@ export const SentContract = Type.Object(
 
 export const CreateContractBody = Type.Object(
   {
-    title: Type.String({ minLength: 1, maxLength: 300 }),
+    title: Type.String({ minLength: 1, maxLength: 300, pattern: '\\S' }),
     customerId: IdString('The customer (required)'),
     propertyId: Type.Optional(IdString('A property of that customer')),
     templateId: Type.Optional(IdString('Contract template whose body becomes the content')),
@@ -111,7 +111,7 @@ export const CreateContractBody = Type.Object(
 
 export const UpdateContractBody = Type.Object(
   {
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, pattern: '\\S' })),
     propertyId: Type.Optional(Nullable(IdString('A property of the contract’s customer'))),
     startDate: Type.Optional(Nullable(DateOnly())),
     endDate: Type.Optional(Nullable(DateOnly())),

@@ -14,7 +14,7 @@ const AssignedTo = Type.Array(IdString('A team member: the userId from GET /api/
   uniqueItems: true,
   description: 'Team member user ids (GET /api/members → userId); each must belong to the organization',
 });
-const Services = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+const Services = Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }), {
   maxItems: 100,
   description: 'Service names, free text (e.g. "Mowing")',
 });
@@ -78,7 +78,7 @@ export const CreateJobBody = Type.Object(
     assignedTo: Type.Optional(AssignedTo),
     notes: Type.Optional(Notes),
     checklist: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 500 }), {
+      Type.Array(Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' }), {
         maxItems: 100,
         description: 'Checklist item texts, in order',
       }),

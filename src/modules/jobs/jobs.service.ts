@@ -350,17 +350,21 @@ export async function setChecklistItem(ctx: Ctx, id: string, itemId: string, com
     throw invalidState(`The checklist of a ${job.status} job cannot change`);
   }
   // Ticking a ticked item (or reopening an open one) changes nothing and records nothing.
-  if (item.completed !== completed) {
-    await ctx.tx
-      .update(jobChecklistItems)
-      .set({ completed, completedAt: completed ? new Date() : null })
-      .where(and(eq(jobChecklistItems.organizationId, ctx.organizationId), eq(jobChecklistItems.id, itemId)));
-    await record(
-      ctx,
-      id,
-      completed ? 'checklist_item_completed' : 'checklist_item_uncompleted',
-      `${completed ? 'Completed' : 'Reopened'} checklist item "${item.text}"`,
-    );
-  }
-  return jobDetail(ctx, job);
+  if (item.completed === completed) return jobDetail(ctx, job);
+  await ctx.tx
+    .update(jobChecklistItems)
+    .set({ completed, completedAt: completed ? new Date() : null })
+    .where(and(eq(jobChecklistItems.organizationId, ctx.organizationId), eq(jobChecklistItems.id, itemId)));
+  await record(
+    ctx,
+    id,
+    completed ? 'checklist_item_completed' : 'checklist_item_uncompleted',
+    `${completed ? 'Completed' : 'Reopened'} checklist item "${item.text}"`,
+  );
+  const [row] = await ctx.tx
+    .update(jobs)
+    .set({ updatedAt: new Date() })
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
+    .returning();
+  return jobDetail(ctx, row as JobRow);
 }
