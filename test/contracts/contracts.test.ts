@@ -143,6 +143,9 @@ describe('contracts', () => {
     expect(upd.json().data).toMatchObject({ endDate: '2026-11-30', totalValue: 100, terms: null });
     expect(upd.json().data.content).toContain('to 2026-11-30. Total: USD 100.00.');
     expect(upd.json().data.content).not.toContain('Payment due');
+    expect(upd.json().data.activity.map((a: { type: string }) => a.type)).toEqual(['created', 'updated']);
+    const noop = await owner.call('PUT', `/api/contracts/${c.id}`, {});
+    expect(noop.json().data.activity).toHaveLength(2);
     expect((await owner.call('PUT', `/api/contracts/${c.id}`, { startDate: '2026-12-01' })).statusCode).toBe(400);
     await owner.call('POST', `/api/contracts/${c.id}/send`);
     const eventsBefore = (await eventsOf(h, owner.organizationId)).length;
@@ -151,6 +154,13 @@ describe('contracts', () => {
     expect(locked.json().error.code).toBe('INVALID_STATE');
     expect((await owner.call('GET', `/api/contracts/${c.id}`)).json().data.terms).toBeNull();
     expect((await eventsOf(h, owner.organizationId)).length).toBe(eventsBefore);
+    // A re-send issues a fresh link and emits contract.sent again, with no status change in it.
+    const resend = await owner.call('POST', `/api/contracts/${c.id}/send`, {});
+    expect(resend.statusCode).toBe(200);
+    expect(resend.json().data.status).toBe('sent');
+    const [evt] = (await eventsOf(h, owner.organizationId)).slice(eventsBefore);
+    expect(evt?.type).toBe('contract.sent');
+    expect(evt?.data).not.toHaveProperty('oldStatus');
   });
 
   it('sends with a portal link by mail, and the customer views and signs with evidence', async () => {
@@ -207,6 +217,7 @@ describe('contracts', () => {
       contentSha256: createHash('sha256').update(c.content, 'utf8').digest('hex'),
     });
     expect(detail.signedAt).toBe(detail.signature.signedAt);
+    expect(detail.activity.map((a: { type: string }) => a.type)).toEqual(['created', 'sent', 'viewed', 'signed']);
     const signedEvents = (await eventsOf(h, owner.organizationId)).filter((e) => e.type === 'contract.signed');
     expect(signedEvents).toHaveLength(1);
     expect(signedEvents[0]?.data).toMatchObject({ contractId: c.id, oldStatus: 'SENT', newStatus: 'SIGNED' });

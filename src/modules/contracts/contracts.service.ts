@@ -297,6 +297,8 @@ export async function updateContract(ctx: Ctx, id: string, input: UpdateContract
   if (!EDITABLE_CONTRACT_STATUSES.includes(current.status as ContractStatus)) {
     throw invalidState(`Only draft contracts can be edited; this one is ${current.status} (create a new contract)`);
   }
+  const changed = Object.keys(input).filter((k) => input[k as keyof UpdateContractInput] !== undefined);
+  if (changed.length === 0) return contractDetail(ctx, current);
   const propertyId = input.propertyId === undefined ? current.propertyId : input.propertyId;
   if (input.propertyId) await requireProperty(ctx, current.customerId, input.propertyId);
   const startDate = input.startDate === undefined ? current.startDate : input.startDate;
@@ -334,8 +336,7 @@ export async function updateContract(ctx: Ctx, id: string, input: UpdateContract
     })
     .where(byId(ctx, id))
     .returning();
-  const changed = Object.keys(input).filter((k) => input[k as keyof UpdateContractInput] !== undefined);
-  await recordContractActivity(ctx, id, 'updated', `Updated ${changed.join(', ') || 'nothing'}`);
+  await recordContractActivity(ctx, id, 'updated', `Updated ${changed.join(', ')}`);
   return contractDetail(ctx, row as ContractRow);
 }
 
@@ -345,11 +346,11 @@ function requireMove(current: ContractRow, to: ContractStatus, action: string) {
   return from;
 }
 
+/** A re-send (sent → sent) is not a status change, so it carries no oldStatus/newStatus. */
 const eventData = (r: ContractRow, from: ContractStatus, to: ContractStatus) => ({
   contractId: r.id,
   contract: contractView(r),
-  oldStatus: from.toUpperCase(),
-  newStatus: to.toUpperCase(),
+  ...(from === to ? {} : { oldStatus: from.toUpperCase(), newStatus: to.toUpperCase() }),
 });
 
 export interface SendResult {
