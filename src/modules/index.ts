@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
+import estimateRoutes from './estimates/estimates.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
+import invoiceRoutes from './invoices/invoices.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
 import portalRoutes from './portal/portal.routes.js';
@@ -14,4 +16,6 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   invitationRoutes,
   apiKeyRoutes,
   portalRoutes,
+  invoiceRoutes,
+  estimateRoutes,
 ];
