@@ -39,7 +39,10 @@ describe('invoice list date filters in a non-UTC organization across DST', () =>
 
   it('accepts the aliases, and the canonical name wins when both are sent', async () => {
     expect(await dates('dateFrom=2026-03-09&dateTo=2026-03-09')).toEqual(['2026-03-09']);
-    expect(await dates('dateFrom=2026-03-06&endDate=2026-03-07&dateTo=2026-03-10')).toEqual(['2026-03-06', '2026-03-07']);
+    expect(await dates('dateFrom=2026-03-06&endDate=2026-03-07&dateTo=2026-03-10')).toEqual([
+      '2026-03-06',
+      '2026-03-07',
+    ]);
     expect(await dates('startDate=2026-03-10&dateFrom=2026-03-06')).toEqual(['2026-03-10']);
   });
 

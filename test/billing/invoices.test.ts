@@ -99,7 +99,11 @@ describe('invoices', () => {
       ['3 decimal price', { customerId, lineItems: [line('x', 1, 1.005)] }, 'lineItems.0.unitPrice'],
       ['no description', { customerId, lineItems: [{ quantity: 1, unitPrice: 1 }] }, 'lineItems.0.description'],
       ['no price', { customerId, lineItems: [{ description: 'x', quantity: 1 }] }, 'lineItems.0.unitPrice'],
-      ['string quantity', { customerId, lineItems: [{ description: 'x', quantity: '1', unitPrice: 1 }] }, 'lineItems.0.quantity'],
+      [
+        'string quantity',
+        { customerId, lineItems: [{ description: 'x', quantity: '1', unitPrice: 1 }] },
+        'lineItems.0.quantity',
+      ],
       ['unknown field', { customerId, lineItems: [line()], total: 5 }, 'total'],
       ['missing customer', { lineItems: [line()] }, 'customerId'],
       ['unknown customer', { customerId: 'cus_nope', lineItems: [line()] }, 'customerId'],
@@ -107,10 +111,22 @@ describe('invoices', () => {
       ['unknown property', { customerId, propertyId: 'prp_nope', lineItems: [line()] }, 'propertyId'],
       ["another customer's property", { customerId, propertyId: otherProperty.id, lineItems: [line()] }, 'propertyId'],
       ['unknown service', { customerId, lineItems: [{ serviceId: 'svc_nope', quantity: 1 }] }, 'lineItems.serviceId'],
-      ["another org's service", { customerId, lineItems: [{ serviceId: foreignService.id, quantity: 1 }] }, 'lineItems.serviceId'],
+      [
+        "another org's service",
+        { customerId, lineItems: [{ serviceId: foreignService.id, quantity: 1 }] },
+        'lineItems.serviceId',
+      ],
       ['bad invoice date', { customerId, lineItems: [line()], invoiceDate: '2026-02-30' }, 'invoiceDate'],
-      ['date-time invoice date', { customerId, lineItems: [line()], invoiceDate: '2026-02-01T00:00:00Z' }, 'invoiceDate'],
-      ['due before invoice', { customerId, lineItems: [line()], invoiceDate: '2026-03-10', dueDate: '2026-03-09' }, 'dueDate'],
+      [
+        'date-time invoice date',
+        { customerId, lineItems: [line()], invoiceDate: '2026-02-01T00:00:00Z' },
+        'invoiceDate',
+      ],
+      [
+        'due before invoice',
+        { customerId, lineItems: [line()], invoiceDate: '2026-03-10', dueDate: '2026-03-09' },
+        'dueDate',
+      ],
       ['huge total', { customerId, lineItems: [line('x', 1_000_000, 1_000_000_000)] }, 'lineItems'],
     ];
     const before = await eventsOf(h, owner.organizationId);
@@ -139,7 +155,13 @@ describe('invoices', () => {
       dueDate: '2026-02-05',
     });
     expect(edited.statusCode, edited.body).toBe(200);
-    expect(edited.json().data).toMatchObject({ subtotal: 40, tax: 3.3, total: 43.3, notes: 'n', invoiceDate: '2026-01-05' });
+    expect(edited.json().data).toMatchObject({
+      subtotal: 40,
+      tax: 3.3,
+      total: 43.3,
+      notes: 'n',
+      invoiceDate: '2026-01-05',
+    });
     expect(edited.json().data.lineItems).toHaveLength(1);
 
     const exempt = await createCustomer(h, owner, { taxExempt: true });
@@ -188,8 +210,16 @@ describe('invoices', () => {
       expect(res.json().data.payments).toMatchObject([{ amount: 8.25, paymentDate: '2026-01-10', method: 'check' }]);
     });
     expect(partial.map((e) => e.type).sort()).toEqual(['invoice.status_changed', 'payment.received']);
-    expect(partial.find((e) => e.type === 'invoice.status_changed')?.data).toMatchObject({ oldStatus: 'SENT', newStatus: 'PARTIALLY_PAID', amountDue: 100 });
-    expect(partial.find((e) => e.type === 'payment.received')?.data).toMatchObject({ invoiceId: inv.id, amount: 8.25, amountDue: 100 });
+    expect(partial.find((e) => e.type === 'invoice.status_changed')?.data).toMatchObject({
+      oldStatus: 'SENT',
+      newStatus: 'PARTIALLY_PAID',
+      amountDue: 100,
+    });
+    expect(partial.find((e) => e.type === 'payment.received')?.data).toMatchObject({
+      invoiceId: inv.id,
+      amount: 8.25,
+      amountDue: 100,
+    });
 
     const bad: Array<[Record<string, unknown>, number]> = [
       [{ amount: 100.01, method: 'cash' }, 400],
@@ -215,7 +245,11 @@ describe('invoices', () => {
       expect(res.json().data.payments[1].paymentDate).toBe(today('UTC'));
     });
     expect(full.map((e) => e.type).sort()).toEqual(['invoice.paid', 'invoice.status_changed', 'payment.received']);
-    expect(full.find((e) => e.type === 'invoice.paid')?.data).toMatchObject({ oldStatus: 'PARTIALLY_PAID', newStatus: 'PAID', amountDue: 0 });
+    expect(full.find((e) => e.type === 'invoice.paid')?.data).toMatchObject({
+      oldStatus: 'PARTIALLY_PAID',
+      newStatus: 'PAID',
+      amountDue: 0,
+    });
 
     const after = await owner.call('POST', `/api/invoices/${inv.id}/payments`, { amount: 1, method: 'cash' });
     expect(after.statusCode).toBe(409);

@@ -89,12 +89,10 @@ describe('sending, mail over SMTP and the customer portal', () => {
       expect(estimate).toMatchObject({ status: 'converted', invoiceId: invoice.id });
       expect(invoice).toMatchObject({ status: 'draft', estimateId: est.id, subtotal: 550, tax: 55, total: 605 });
       expect(invoice.notes).toBe('Includes cleanup');
-      expect(invoice.lineItems.map((l: { description: string; amount: number }) => [l.description, l.amount])).toEqual(
-        [
-          ['Patio', 500],
-          ['Seeding', 50],
-        ],
-      );
+      expect(invoice.lineItems.map((l: { description: string; amount: number }) => [l.description, l.amount])).toEqual([
+        ['Patio', 500],
+        ['Seeding', 50],
+      ]);
     });
     expect(converted.map((e) => e.type).sort()).toEqual([
       'estimate.converted',
@@ -126,11 +124,16 @@ describe('sending, mail over SMTP and the customer portal', () => {
   });
 
   it('invoice: send mails the link; the customer sees lines, payments and balance', async () => {
-    const inv = (await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line('Mow', 1, 40)] }))
-      .json().data;
+    const inv = (
+      await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line('Mow', 1, 40)] })
+    ).json().data;
     const sent = await owner.call('POST', `/api/invoices/${inv.id}/send`);
     expect(sent.statusCode, sent.body).toBe(200);
-    expect(sent.json().data).toMatchObject({ status: 'sent', total: 44, emailedTo: ['pat@example.com', 'office@example.com'] });
+    expect(sent.json().data).toMatchObject({
+      status: 'sent',
+      total: 44,
+      emailedTo: ['pat@example.com', 'office@example.com'],
+    });
     const text = mailText(lastMail().raw);
     expect(text).toContain(`Subject: Invoice ${inv.invoiceNumber} from Green Acres Lawn`);
     expect(text).toContain(sent.json().data.portalUrl);
@@ -151,7 +154,8 @@ describe('sending, mail over SMTP and the customer portal', () => {
   it('bad, foreign-looking and expired tokens are 404', async () => {
     expect((await open('/api/portal/nope')).statusCode).toBe(404);
     expect((await open(`/api/portal/pt_${'A'.repeat(43)}`)).statusCode).toBe(404);
-    const inv = (await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line()] })).json().data;
+    const inv = (await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line()] })).json()
+      .data;
     const path = portalPath((await owner.call('POST', `/api/invoices/${inv.id}/send`)).json().data.portalUrl);
     expect((await open(path)).statusCode).toBe(200);
     await h.database.db
@@ -173,7 +177,8 @@ describe('sending, mail over SMTP and the customer portal', () => {
   });
 
   it('when the mail server refuses, nothing changes: 503, still draft, no events, no link', async () => {
-    const inv = (await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line()] })).json().data;
+    const inv = (await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line()] })).json()
+      .data;
     const before = await eventsOf(h, owner.organizationId);
     smtp.state.refuse = true;
     try {

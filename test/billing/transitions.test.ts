@@ -60,8 +60,10 @@ describe('transition tables, exhaustively', () => {
         await send();
         ok(await owner.call('POST', `/api/invoices/${id}/write-off`));
       }
-      if (status === 'partially_paid') ok(await owner.call('POST', `/api/invoices/${id}/payments`, { amount: 1, method: 'cash' }));
-      if (status === 'paid') ok(await owner.call('POST', `/api/invoices/${id}/payments`, { amount: 100, method: 'cash' }));
+      if (status === 'partially_paid')
+        ok(await owner.call('POST', `/api/invoices/${id}/payments`, { amount: 1, method: 'cash' }));
+      if (status === 'paid')
+        ok(await owner.call('POST', `/api/invoices/${id}/payments`, { amount: 100, method: 'cash' }));
       if (status === 'overdue') await sweepOverdueInvoices(h.database, later);
       if (status === 'void') ok(await owner.call('POST', `/api/invoices/${id}/void`));
       expect((await get(id)).status).toBe(status);
@@ -154,7 +156,8 @@ describe('transition tables, exhaustively', () => {
         expect(sent.statusCode, sent.body).toBe(200);
         portal = new URL(sent.json().data.portalUrl).pathname;
       }
-      if (status === 'viewed') expect((await h.app.inject({ method: 'GET', url: portal as string })).statusCode).toBe(200);
+      if (status === 'viewed')
+        expect((await h.app.inject({ method: 'GET', url: portal as string })).statusCode).toBe(200);
       if (status === 'approved') await owner.call('POST', `/api/estimates/${id}/approve`);
       if (status === 'declined') await owner.call('POST', `/api/estimates/${id}/decline`);
       if (status === 'expired') await sweepExpiredEstimates(h.database, later);
@@ -199,7 +202,8 @@ describe('transition tables, exhaustively', () => {
             ...(rule.statusChanged && to !== from ? ['estimate.status_changed'] : []),
           ];
           expect(events.map((e) => e.type).sort()).toEqual(expected.sort());
-          for (const e of events) expect(e.data).toMatchObject({ oldStatus: from.toUpperCase(), newStatus: to.toUpperCase() });
+          for (const e of events)
+            expect(e.data).toMatchObject({ oldStatus: from.toUpperCase(), newStatus: to.toUpperCase() });
         });
       }
     }

@@ -209,16 +209,14 @@ export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceD
       estimateId: doc.estimateId,
     })
     .returning();
-  await ctx.tx
-    .insert(invoiceLineItems)
-    .values(
-      lineRows(doc.priced.lines).map((l) => ({
-        ...l,
-        id: newId('lin'),
-        organizationId: ctx.organizationId,
-        invoiceId: id,
-      })),
-    );
+  await ctx.tx.insert(invoiceLineItems).values(
+    lineRows(doc.priced.lines).map((l) => ({
+      ...l,
+      id: newId('lin'),
+      organizationId: ctx.organizationId,
+      invoiceId: id,
+    })),
+  );
   const detail = await detailOf(ctx, row as InvoiceRow);
   await emit(ctx, 'invoice.created', eventData(detail));
   return detail;
@@ -322,16 +320,14 @@ export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceIn
     await ctx.tx
       .delete(invoiceLineItems)
       .where(and(eq(invoiceLineItems.organizationId, ctx.organizationId), eq(invoiceLineItems.invoiceId, id)));
-    await ctx.tx
-      .insert(invoiceLineItems)
-      .values(
-        lineRows(priced.lines).map((l) => ({
-          ...l,
-          id: newId('lin'),
-          organizationId: ctx.organizationId,
-          invoiceId: id,
-        })),
-      );
+    await ctx.tx.insert(invoiceLineItems).values(
+      lineRows(priced.lines).map((l) => ({
+        ...l,
+        id: newId('lin'),
+        organizationId: ctx.organizationId,
+        invoiceId: id,
+      })),
+    );
   }
   return detailOf(ctx, updated as InvoiceRow);
 }
