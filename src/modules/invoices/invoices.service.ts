@@ -289,16 +289,24 @@ export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceIn
 
   // A new customer may change the tax rate (exemption): the stored lines are re-totalled at the new rate.
   let priced: PricedDocument | undefined;
+  const settings = await getOrgSettings(ctx);
   if (customer) {
-    const { taxRate } = await getOrgSettings(ctx);
+    const { taxRate } = settings;
     const rate = taxRateFor(customer, taxRate);
     if (patch.lineItems) priced = await priceLines(ctx, patch.lineItems, rate);
     else priced = finish(((await linesOf(ctx, [id])).get(id) ?? []).map(storedToPriced), rate);
   }
 
+  // An overdue invoice whose dueDate moves to today or later is no longer overdue.
+  let reopen: InvoiceTrigger | undefined;
+  if (row.status === 'overdue' && patch.dueDate !== undefined && dueDate >= today(settings.timezone)) {
+    reopen = row.amountPaidCents > 0 ? 'due_date_extended_after_payment' : 'due_date_extended';
+  }
+
   const [updated] = await ctx.tx
     .update(invoices)
     .set({
+      ...(reopen ? { status: nextInvoiceStatus('overdue', reopen) } : {}),
       customerId,
       propertyId,
       invoiceDate,
@@ -329,7 +337,9 @@ export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceIn
       })),
     );
   }
-  return detailOf(ctx, updated as InvoiceRow);
+  const detail = await detailOf(ctx, updated as InvoiceRow);
+  if (reopen) await emitInvoiceTransition(ctx, reopen, row.status, detail);
+  return detail;
 }
 
 export async function deleteInvoice(ctx: Ctx, id: string): Promise<void> {

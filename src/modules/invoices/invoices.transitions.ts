@@ -4,7 +4,15 @@ import type { CatalogEvent } from '../../webhooks/catalog.js';
 export const INVOICE_STATUSES = ['draft', 'sent', 'partially_paid', 'paid', 'overdue', 'void', 'written_off'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
-export type InvoiceTrigger = 'send' | 'partial_payment' | 'full_payment' | 'overdue' | 'void' | 'write_off';
+export type InvoiceTrigger =
+  | 'send'
+  | 'partial_payment'
+  | 'full_payment'
+  | 'overdue'
+  | 'due_date_extended'
+  | 'due_date_extended_after_payment'
+  | 'void'
+  | 'write_off';
 
 /**
  * The invoice state machine: from a status, each trigger it accepts and where it
@@ -14,6 +22,8 @@ export type InvoiceTrigger = 'send' | 'partial_payment' | 'full_payment' | 'over
  * - send keeps the status once the invoice is out (a resend emails it again).
  * - a partial payment on an overdue invoice keeps it overdue: it is still past due,
  *   and moving it to partially_paid would only have the sweep flag it overdue again.
+ * - moving an overdue invoice's dueDate to today or later (PUT) reopens it: back to
+ *   sent, or partially_paid when something was paid already.
  */
 export const INVOICE_TRANSITIONS: Record<InvoiceStatus, Partial<Record<InvoiceTrigger, InvoiceStatus>>> = {
   draft: { send: 'sent', partial_payment: 'partially_paid', full_payment: 'paid', void: 'void' },
@@ -37,6 +47,8 @@ export const INVOICE_TRANSITIONS: Record<InvoiceStatus, Partial<Record<InvoiceTr
     send: 'overdue',
     partial_payment: 'overdue',
     full_payment: 'paid',
+    due_date_extended: 'sent',
+    due_date_extended_after_payment: 'partially_paid',
     void: 'void',
     write_off: 'written_off',
   },
@@ -51,6 +63,8 @@ export const TRIGGER_EVENT: Record<InvoiceTrigger, CatalogEvent | null> = {
   partial_payment: null,
   full_payment: 'invoice.paid',
   overdue: 'invoice.overdue',
+  due_date_extended: null,
+  due_date_extended_after_payment: null,
   void: 'invoice.voided',
   write_off: 'invoice.written_off',
 };
