@@ -168,8 +168,23 @@ describe('invoices', () => {
     const moved = await owner.call('PUT', `/api/invoices/${inv.id}`, { customerId: exempt.id });
     expect(moved.json().data).toMatchObject({ customerId: exempt.id, tax: 0, total: 40 });
 
-    const badDue = await owner.call('PUT', `/api/invoices/${inv.id}`, { dueDate: '2026-01-01' });
-    expect(badDue.statusCode).toBe(400);
+    const beforeBad = await eventsOf(h, owner.organizationId);
+    for (const body of [
+      { dueDate: '2026-01-01' },
+      { customerId: 'cus_missing' },
+      { propertyId: 'prp_missing' },
+      { lineItems: [line('x', -1, 1)] },
+      { lineItems: [] },
+      { invoiceDate: '2026-02-29' },
+    ]) {
+      const res = await owner.call('PUT', `/api/invoices/${inv.id}`, body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+    }
+    expect(await eventsOf(h, owner.organizationId)).toEqual(beforeBad);
+    expect((await owner.call('GET', `/api/invoices/${inv.id}`)).json().data).toMatchObject({
+      total: 40,
+      customerId: exempt.id,
+    });
 
     expect((await owner.call('POST', `/api/invoices/${inv.id}/send`)).statusCode).toBe(200);
     const limited = await owner.call('PUT', `/api/invoices/${inv.id}`, { dueDate: '2026-03-01', notes: null });
