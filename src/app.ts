@@ -95,6 +95,10 @@ export async function buildApp(config: Config, database: Database): Promise<Fast
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  // Action routes accept no body at all (decisions §3): validate and handle it as `{}`.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+  });
 
   await app.register(cors, {
     // Closed unless CORS_ORIGINS lists browser origins (the office app's, say).

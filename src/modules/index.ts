@@ -3,7 +3,9 @@ import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
 import contractTemplateRoutes from './contract-templates/contract-templates.routes.js';
 import contractRoutes from './contracts/contracts.routes.js';
+import estimateRoutes from './estimates/estimates.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
+import invoiceRoutes from './invoices/invoices.routes.js';
 import jobRoutes from './jobs/jobs.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
@@ -17,6 +19,8 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   invitationRoutes,
   apiKeyRoutes,
   portalRoutes,
+  invoiceRoutes,
+  estimateRoutes,
   jobRoutes,
   contractTemplateRoutes,
   contractRoutes,

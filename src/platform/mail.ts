@@ -23,7 +23,15 @@ export interface Mailer {
 export function createMailer(config: Config): Mailer {
   const from = 'Service <no-reply@localhost>';
   if (config.smtpUrl) {
-    const transport = nodemailer.createTransport(config.smtpUrl);
+    // Bounded waits: documents are mailed inside their sending transaction, so a hung
+    // relay must fail the request in seconds, not hold row locks for nodemailer's minutes.
+    // Query parameters in SMTP_URL (e.g. ?socketTimeout=60000) still override these.
+    const transport = nodemailer.createTransport({
+      url: config.smtpUrl,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    });
     return {
       send: async (m) => {
         await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html });

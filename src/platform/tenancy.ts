@@ -6,8 +6,8 @@ import { APP_ROLE } from '../db/migrate.js';
 export type Role = 'owner' | 'admin' | 'member';
 
 export interface Actor {
-  /** `portal`: the customer, acting through a document link (no user). */
-  kind: 'user' | 'apiKey' | 'portal';
+  /** `portal`: the customer, acting through a document link (no user); `system`: a worker task. */
+  kind: 'user' | 'apiKey' | 'portal' | 'system';
   /** User id, API key id, or the portal token's id. */
   id: string;
   role: Role;

@@ -1,5 +1,6 @@
+import { billingTasks } from '../modules/billing/billing.tasks.js';
 import { contractLifecycleTask } from '../modules/contracts/contracts.lifecycle.js';
 import type { WorkerTask } from './runner.js';
 
 /** Every background task the worker runs. Modules add theirs here. */
-export const workerTasks: WorkerTask[] = [contractLifecycleTask];
+export const workerTasks: WorkerTask[] = [...billingTasks, contractLifecycleTask];

@@ -1,4 +1,5 @@
 export * from './auth.js';
+export * from './billing.js';
 export * from './contracts.js';
 export * from './customers.js';
 export * from './events.js';

@@ -1,0 +1,171 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  date,
+  index,
+  integer,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { createdAt, organizationId, updatedAt } from './columns.js';
+import { customers, properties, services } from './customers.js';
+
+/*
+ * Invoices, their payments, estimates and the line items of both. Money is integer
+ * cents (bigint so a large document cannot overflow 32 bits); quantities are
+ * numeric(15,3) so 1.125 hours stays exact. Dates are calendar dates in the
+ * organization's timezone, kept as `YYYY-MM-DD` strings.
+ */
+
+const cents = (name: string) => bigint(name, { mode: 'number' });
+const day = (name: string) => date(name, { mode: 'string' });
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * One counter row per organization and document kind (`invoice`, `estimate`).
+ * Incremented with an upsert … RETURNING inside the creating transaction: the row
+ * lock serialises concurrent creates and a rollback gives the number back, so
+ * numbers have no gaps and no duplicates.
+ */
+export const documentCounters = pgTable(
+  'document_counters',
+  {
+    organizationId: organizationId(),
+    kind: text('kind').notNull(),
+    lastValue: integer('last_value').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.kind] })],
+);
+
+export const invoices = pgTable(
+  'invoices',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    invoiceNumber: text('invoice_number').notNull(),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id, { onDelete: 'cascade' }),
+    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    /** draft | sent | partially_paid | paid | overdue | void | written_off */
+    status: text('status').notNull(),
+    invoiceDate: day('invoice_date').notNull(),
+    dueDate: day('due_date').notNull(),
+    notes: text('notes'),
+    /** The rate applied (percent), frozen with the totals so later settings changes do not rewrite history. */
+    taxRate: numeric('tax_rate', { precision: 6, scale: 3 }).notNull(),
+    subtotalCents: cents('subtotal_cents').notNull(),
+    taxCents: cents('tax_cents').notNull(),
+    totalCents: cents('total_cents').notNull(),
+    amountPaidCents: cents('amount_paid_cents').notNull().default(0),
+    /** The estimate this invoice was converted from, if any. */
+    estimateId: text('estimate_id'),
+    sentAt: ts('sent_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('invoices_org_number_uq').on(t.organizationId, t.invoiceNumber),
+    index('invoices_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('invoices_org_customer_idx').on(t.organizationId, t.customerId),
+    index('invoices_org_date_idx').on(t.organizationId, t.invoiceDate),
+    // The overdue sweep looks across organizations at open invoices only.
+    index('invoices_open_due_idx').on(t.dueDate).where(sql`status IN ('sent', 'partially_paid')`),
+  ],
+);
+
+export const invoiceLineItems = pgTable(
+  'invoice_line_items',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    invoiceId: text('invoice_id')
+      .notNull()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    serviceId: text('service_id').references(() => services.id, { onDelete: 'set null' }),
+    description: text('description').notNull(),
+    quantity: numeric('quantity', { precision: 15, scale: 3 }).notNull(),
+    unitPriceCents: cents('unit_price_cents').notNull(),
+    taxable: boolean('taxable').notNull(),
+    amountCents: cents('amount_cents').notNull(),
+  },
+  (t) => [index('invoice_line_items_org_invoice_idx').on(t.organizationId, t.invoiceId, t.position)],
+);
+
+export const payments = pgTable(
+  'payments',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    invoiceId: text('invoice_id')
+      .notNull()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    amountCents: cents('amount_cents').notNull(),
+    paymentDate: day('payment_date').notNull(),
+    /** cash | check | card | ach | other */
+    method: text('method').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('payments_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt)],
+);
+
+export const estimates = pgTable(
+  'estimates',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    estimateNumber: text('estimate_number').notNull(),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id, { onDelete: 'cascade' }),
+    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    /** draft | sent | viewed | approved | declined | expired | converted */
+    status: text('status').notNull(),
+    estimateDate: day('estimate_date').notNull(),
+    expirationDate: day('expiration_date').notNull(),
+    notes: text('notes'),
+    taxRate: numeric('tax_rate', { precision: 6, scale: 3 }).notNull(),
+    subtotalCents: cents('subtotal_cents').notNull(),
+    taxCents: cents('tax_cents').notNull(),
+    totalCents: cents('total_cents').notNull(),
+    /** The invoice created by converting this estimate. */
+    invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
+    sentAt: ts('sent_at'),
+    viewedAt: ts('viewed_at'),
+    approvedAt: ts('approved_at'),
+    declinedAt: ts('declined_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('estimates_org_number_uq').on(t.organizationId, t.estimateNumber),
+    index('estimates_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('estimates_org_customer_idx').on(t.organizationId, t.customerId),
+    index('estimates_open_expiry_idx').on(t.expirationDate).where(sql`status IN ('sent', 'viewed')`),
+  ],
+);
+
+export const estimateLineItems = pgTable(
+  'estimate_line_items',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    estimateId: text('estimate_id')
+      .notNull()
+      .references(() => estimates.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    serviceId: text('service_id').references(() => services.id, { onDelete: 'set null' }),
+    description: text('description').notNull(),
+    quantity: numeric('quantity', { precision: 15, scale: 3 }).notNull(),
+    unitPriceCents: cents('unit_price_cents').notNull(),
+    taxable: boolean('taxable').notNull(),
+    amountCents: cents('amount_cents').notNull(),
+  },
+  (t) => [index('estimate_line_items_org_estimate_idx').on(t.organizationId, t.estimateId, t.position)],
+);

@@ -1,0 +1,174 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import {
+  ConvertedEstimateResponse,
+  CreateEstimateBody,
+  EstimateListQuery,
+  EstimateListResponse,
+  EstimateResponse,
+  SentEstimateResponse,
+  UpdateEstimateBody,
+} from './estimates.schemas.js';
+import {
+  approveEstimate,
+  convertEstimate,
+  createEstimate,
+  declineEstimate,
+  deleteEstimate,
+  getEstimate,
+  listEstimates,
+  sendEstimate,
+  updateEstimate,
+} from './estimates.service.js';
+
+export default async function estimateRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database, mailer, config } = app.deps;
+  const tags = ['estimates'];
+
+  app.get(
+    '/api/estimates',
+    {
+      schema: {
+        tags,
+        summary: 'List estimates, newest first (filters: status, customerId)',
+        querystring: EstimateListQuery,
+        response: { 200: EstimateListResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const page = pageOf(request.query);
+      const { items, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        listEstimates(ctx, request.query, page),
+      );
+      setPageHeaders(request, reply, page, total);
+      return { data: items };
+    },
+  );
+
+  app.get(
+    '/api/estimates/:id',
+    { schema: { tags, summary: 'One estimate with its lines', params: IdParams, response: { 200: EstimateResponse } } },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getEstimate(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/estimates',
+    {
+      schema: {
+        tags,
+        summary: 'Create a draft estimate (emits estimate.created)',
+        body: CreateEstimateBody,
+        response: { 201: EstimateResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const data = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createEstimate(ctx, request.body));
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.put(
+    '/api/estimates/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change an estimate (partial): anything while draft; sent/viewed only expirationDate and notes',
+        params: IdParams,
+        body: UpdateEstimateBody,
+        response: { 200: EstimateResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          updateEstimate(ctx, request.params.id, request.body),
+        ),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/estimates/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a draft estimate (409 otherwise)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteEstimate(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/estimates/:id/send',
+    {
+      schema: {
+        tags,
+        summary: 'Email the estimate with a portal link (draft → sent; re-sends keep sent/viewed)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: SentEstimateResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          sendEstimate(ctx, request.params.id, { mailer, baseUrl: config.baseUrl }),
+        ),
+      };
+    },
+  );
+
+  for (const [action, run, summary] of [
+    ['approve', approveEstimate, 'Record the customer’s approval (sent or viewed → approved)'],
+    ['decline', declineEstimate, 'Record the customer’s refusal (sent or viewed → declined)'],
+  ] as const) {
+    app.post(
+      `/api/estimates/:id/${action}`,
+      { schema: { tags, summary, params: IdParams, body: EmptyBody, response: { 200: EstimateResponse } } },
+      async (request) => {
+        const t = tenantOf(request);
+        return { data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => run(ctx, request.params.id)) };
+      },
+    );
+  }
+
+  app.post(
+    '/api/estimates/:id/convert',
+    {
+      schema: {
+        tags,
+        summary: 'Convert into a draft invoice with the same lines (any status but converted)',
+        description: 'Returns the converted estimate (with invoiceId) and the new invoice.',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: ConvertedEstimateResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => convertEstimate(ctx, request.params.id)),
+      };
+    },
+  );
+}

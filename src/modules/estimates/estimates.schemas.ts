@@ -1,0 +1,86 @@
+import { Type } from 'typebox';
+import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
+import { StringEnum } from '../billing/enum.js';
+import { LineItem, LineItemsInput } from '../billing/line-items.js';
+import { InvoiceDetail } from '../invoices/invoices.schemas.js';
+import { ESTIMATE_STATUSES } from './estimates.transitions.js';
+
+export const EstimateStatusSchema = StringEnum(ESTIMATE_STATUSES);
+
+const estimateFields = {
+  id: Type.String({ description: 'est_…' }),
+  estimateNumber: Type.String({ description: 'EST-000001 upwards, per organization, no gaps' }),
+  customerId: Type.String(),
+  propertyId: Nullable(Type.String()),
+  status: EstimateStatusSchema,
+  lineItems: Type.Array(LineItem),
+  subtotal: Type.Number(),
+  taxRate: Type.Number({ description: 'Percent applied (0 for a tax-exempt customer)' }),
+  tax: Type.Number(),
+  total: Type.Number(),
+  estimateDate: DateOnly(),
+  expirationDate: DateOnly(),
+  notes: Nullable(Type.String({ description: 'Shown to the customer on the estimate' })),
+  invoiceId: Nullable(Type.String({ description: 'The invoice created by converting this estimate' })),
+  sentAt: Nullable(DateTime()),
+  viewedAt: Nullable(DateTime('First time the customer opened the link')),
+  approvedAt: Nullable(DateTime()),
+  declinedAt: Nullable(DateTime()),
+  createdAt: DateTime(),
+  updatedAt: DateTime(),
+};
+
+export const Estimate = Type.Object(estimateFields, { additionalProperties: false });
+export const SentEstimate = Type.Object(
+  {
+    ...estimateFields,
+    portalUrl: Type.String({ description: 'The customer’s link (also emailed)' }),
+    emailedTo: Type.Array(Type.String(), { description: 'Addresses mailed; empty when the customer has no email' }),
+  },
+  { additionalProperties: false },
+);
+export const ConvertedEstimate = Type.Object(
+  { estimate: Estimate, invoice: InvoiceDetail },
+  { additionalProperties: false },
+);
+
+const Notes = Type.String({ maxLength: 10_000 });
+
+export const CreateEstimateBody = Type.Object(
+  {
+    customerId: Type.String({ minLength: 1, maxLength: 64 }),
+    propertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    lineItems: LineItemsInput,
+    estimateDate: Type.Optional(DateOnly('Default: today in the organization’s timezone')),
+    expirationDate: Type.Optional(DateOnly('Default: estimateDate + 30 days; not before estimateDate')),
+    notes: Type.Optional(Notes),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateEstimateBody = Type.Object(
+  {
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    propertyId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    lineItems: Type.Optional(LineItemsInput),
+    estimateDate: Type.Optional(DateOnly()),
+    expirationDate: Type.Optional(DateOnly()),
+    notes: Type.Optional(Nullable(Notes)),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Partial. A draft accepts every field; sent/viewed only expirationDate and notes; other states nothing (409 INVALID_STATE).',
+  },
+);
+
+export const EstimateListQuery = Type.Object({
+  status: Type.Optional(EstimateStatusSchema),
+  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  ...PageQuery,
+});
+
+export const EstimateListResponse = Envelope(Type.Array(Estimate));
+export const EstimateResponse = Envelope(Estimate);
+export const SentEstimateResponse = Envelope(SentEstimate);
+export const ConvertedEstimateResponse = Envelope(ConvertedEstimate);

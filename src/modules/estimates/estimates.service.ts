@@ -1,0 +1,387 @@
+import { and, asc, count, desc, eq, inArray, lt, type SQL } from 'drizzle-orm';
+import { customers, estimateLineItems, estimates, portalTokens } from '../../db/schema/index.js';
+import { addDays, today } from '../../platform/dates.js';
+import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { fromCents } from '../../platform/money.js';
+import type { Page } from '../../platform/pagination.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { emit } from '../../webhooks/outbox.js';
+import { mailDocumentLink } from '../billing/document-mail.js';
+import {
+  finish,
+  type LineItemInputT,
+  lineRows,
+  lineView,
+  type PricedDocument,
+  priceLines,
+  storedToPriced,
+  taxRateFor,
+} from '../billing/line-items.js';
+import { nextDocumentNumber } from '../billing/numbering.js';
+import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { insertInvoice, type SendDeps } from '../invoices/invoices.service.js';
+import { createPortalLink } from '../portal/portal.service.js';
+import { getOrgSettings } from '../settings/settings.service.js';
+import {
+  ESTIMATE_TRIGGER_EVENTS,
+  type EstimateStatus,
+  type EstimateTrigger,
+  LIMITED_EDIT_FIELDS,
+  LIMITED_EDIT_STATES,
+  nextEstimateStatus,
+} from './estimates.transitions.js';
+
+type EstimateRow = typeof estimates.$inferSelect;
+type LineRow = typeof estimateLineItems.$inferSelect;
+
+/** Default validity of an estimate (decisions §4). */
+export const ESTIMATE_VALID_DAYS = 30;
+
+function estimateView(r: EstimateRow, lines: LineRow[]) {
+  return {
+    id: r.id,
+    estimateNumber: r.estimateNumber,
+    customerId: r.customerId,
+    propertyId: r.propertyId,
+    status: r.status as EstimateStatus,
+    lineItems: lines.map(lineView),
+    subtotal: fromCents(r.subtotalCents),
+    taxRate: Number(r.taxRate),
+    tax: fromCents(r.taxCents),
+    total: fromCents(r.totalCents),
+    estimateDate: r.estimateDate,
+    expirationDate: r.expirationDate,
+    notes: r.notes,
+    invoiceId: r.invoiceId,
+    sentAt: r.sentAt,
+    viewedAt: r.viewedAt,
+    approvedAt: r.approvedAt,
+    declinedAt: r.declinedAt,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+export type EstimateView = ReturnType<typeof estimateView>;
+
+async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> {
+  const byEstimate = new Map<string, LineRow[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return byEstimate;
+  const rows = await ctx.tx
+    .select()
+    .from(estimateLineItems)
+    .where(and(eq(estimateLineItems.organizationId, ctx.organizationId), inArray(estimateLineItems.estimateId, ids)))
+    .orderBy(asc(estimateLineItems.estimateId), asc(estimateLineItems.position));
+  for (const row of rows) byEstimate.get(row.estimateId)?.push(row);
+  return byEstimate;
+}
+
+async function viewOf(ctx: Ctx, row: EstimateRow): Promise<EstimateView> {
+  return estimateView(row, (await linesOf(ctx, [row.id])).get(row.id) ?? []);
+}
+
+async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<EstimateRow> {
+  const query = ctx.tx
+    .select()
+    .from(estimates)
+    .where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)));
+  const [row] = lock ? await query.for('update') : await query;
+  if (!row) throw notFound('Estimate');
+  return row;
+}
+
+const eventData = (v: EstimateView) => ({ estimateId: v.id, estimateNumber: v.estimateNumber, estimate: v });
+
+async function emitEstimateTransition(ctx: Ctx, trigger: EstimateTrigger, oldStatus: string, view: EstimateView) {
+  const { specific, statusChanged } = ESTIMATE_TRIGGER_EVENTS[trigger];
+  const data = { ...eventData(view), oldStatus: oldStatus.toUpperCase(), newStatus: view.status.toUpperCase() };
+  if (specific) await emit(ctx, specific, data);
+  if (statusChanged && oldStatus !== view.status) await emit(ctx, 'estimate.status_changed', data);
+}
+
+/** Moves an estimate by `trigger` (409 if the table refuses), stamps `extra`, emits. */
+async function transition(ctx: Ctx, id: string, trigger: EstimateTrigger, extra: Partial<EstimateRow> = {}) {
+  const before = await findRow(ctx, id, true);
+  const status = nextEstimateStatus(before.status as EstimateStatus, trigger);
+  const [row] = await ctx.tx
+    .update(estimates)
+    .set({ ...extra, status, updatedAt: new Date() })
+    .where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)))
+    .returning();
+  const view = await viewOf(ctx, row as EstimateRow);
+  await emitEstimateTransition(ctx, trigger, before.status, view);
+  return { view, before };
+}
+
+export async function getEstimate(ctx: Ctx, id: string): Promise<EstimateView> {
+  return viewOf(ctx, await findRow(ctx, id, false));
+}
+
+export async function listEstimates(
+  ctx: Ctx,
+  q: { status?: EstimateStatus | undefined; customerId?: string | undefined },
+  page: Page,
+) {
+  const where: SQL[] = [eq(estimates.organizationId, ctx.organizationId)];
+  if (q.status) where.push(eq(estimates.status, q.status));
+  if (q.customerId) where.push(eq(estimates.customerId, q.customerId));
+  const condition = and(...where);
+  const [{ total } = { total: 0 }] = await ctx.tx.select({ total: count() }).from(estimates).where(condition);
+  const rows = await ctx.tx
+    .select()
+    .from(estimates)
+    .where(condition)
+    .orderBy(desc(estimates.createdAt), desc(estimates.id))
+    .limit(page.limit)
+    .offset(page.offset);
+  const lines = await linesOf(
+    ctx,
+    rows.map((r) => r.id),
+  );
+  return { items: rows.map((r) => estimateView(r, lines.get(r.id) ?? [])), total };
+}
+
+const checkExpiration = (estimateDate: string, expirationDate: string) => {
+  if (expirationDate < estimateDate) {
+    throw invalidField('expirationDate', `must not be before estimateDate (${estimateDate})`);
+  }
+};
+
+export interface CreateEstimateInput {
+  customerId: string;
+  propertyId?: string | undefined;
+  lineItems: LineItemInputT[];
+  estimateDate?: string | undefined;
+  expirationDate?: string | undefined;
+  notes?: string | undefined;
+}
+
+export async function createEstimate(ctx: Ctx, input: CreateEstimateInput): Promise<EstimateView> {
+  const settings = await getOrgSettings(ctx);
+  const customer = await requireCustomer(ctx, input.customerId);
+  if (input.propertyId) await requireProperty(ctx, customer.id, input.propertyId);
+  const estimateDate = input.estimateDate ?? today(settings.timezone);
+  const expirationDate = input.expirationDate ?? addDays(estimateDate, ESTIMATE_VALID_DAYS);
+  checkExpiration(estimateDate, expirationDate);
+  const priced = await priceLines(ctx, input.lineItems, taxRateFor(customer, settings.taxRate));
+
+  const estimateNumber = await nextDocumentNumber(ctx, 'estimate');
+  const id = newId('est');
+  const [row] = await ctx.tx
+    .insert(estimates)
+    .values({
+      id,
+      organizationId: ctx.organizationId,
+      estimateNumber,
+      customerId: customer.id,
+      propertyId: input.propertyId ?? null,
+      status: 'draft',
+      estimateDate,
+      expirationDate,
+      notes: input.notes ?? null,
+      taxRate: String(priced.taxRate),
+      subtotalCents: priced.totals.subtotalCents,
+      taxCents: priced.totals.taxCents,
+      totalCents: priced.totals.totalCents,
+    })
+    .returning();
+  await insertLines(ctx, id, priced);
+  const view = await viewOf(ctx, row as EstimateRow);
+  await emit(ctx, 'estimate.created', eventData(view));
+  return view;
+}
+
+async function insertLines(ctx: Ctx, estimateId: string, priced: PricedDocument) {
+  await ctx.tx
+    .insert(estimateLineItems)
+    .values(
+      lineRows(priced.lines).map((l) => ({ ...l, id: newId('lin'), organizationId: ctx.organizationId, estimateId })),
+    );
+}
+
+export interface UpdateEstimateInput {
+  customerId?: string | undefined;
+  propertyId?: string | null | undefined;
+  lineItems?: LineItemInputT[] | undefined;
+  estimateDate?: string | undefined;
+  expirationDate?: string | undefined;
+  notes?: string | null | undefined;
+}
+
+export async function updateEstimate(ctx: Ctx, id: string, patch: UpdateEstimateInput): Promise<EstimateView> {
+  const row = await findRow(ctx, id, true);
+  const status = row.status as EstimateStatus;
+  const given = Object.keys(patch).filter((k) => patch[k as keyof UpdateEstimateInput] !== undefined);
+  if (status !== 'draft') {
+    if (!LIMITED_EDIT_STATES.includes(status)) throw invalidState(`A ${status} estimate cannot be changed`);
+    const refused = given.filter((k) => !(LIMITED_EDIT_FIELDS as readonly string[]).includes(k));
+    if (refused.length > 0) {
+      throw invalidState(
+        `A ${status} estimate accepts changes to ${LIMITED_EDIT_FIELDS.join(' and ')} only (not ${refused.join(', ')})`,
+      );
+    }
+  }
+  const customerId = patch.customerId ?? row.customerId;
+  const customerChanged = customerId !== row.customerId;
+  let customer: CustomerRow | undefined;
+  if (customerChanged || patch.lineItems) customer = await requireCustomer(ctx, customerId);
+  let propertyId = row.propertyId;
+  if (patch.propertyId !== undefined) propertyId = patch.propertyId;
+  if (propertyId && (patch.propertyId !== undefined || customerChanged)) {
+    await requireProperty(ctx, customerId, propertyId);
+  }
+  const estimateDate = patch.estimateDate ?? row.estimateDate;
+  const expirationDate = patch.expirationDate ?? row.expirationDate;
+  checkExpiration(estimateDate, expirationDate);
+
+  // A new customer may change the tax rate (exemption): the stored lines are re-totalled at the new rate.
+  let priced: PricedDocument | undefined;
+  if (customer) {
+    const { taxRate } = await getOrgSettings(ctx);
+    const rate = taxRateFor(customer, taxRate);
+    if (patch.lineItems) priced = await priceLines(ctx, patch.lineItems, rate);
+    else priced = finish(((await linesOf(ctx, [id])).get(id) ?? []).map(storedToPriced), rate);
+  }
+  const [updated] = await ctx.tx
+    .update(estimates)
+    .set({
+      customerId,
+      propertyId,
+      estimateDate,
+      expirationDate,
+      notes: patch.notes === undefined ? row.notes : patch.notes,
+      ...(priced
+        ? {
+            taxRate: String(priced.taxRate),
+            subtotalCents: priced.totals.subtotalCents,
+            taxCents: priced.totals.taxCents,
+            totalCents: priced.totals.totalCents,
+          }
+        : {}),
+      updatedAt: new Date(),
+    })
+    .where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)))
+    .returning();
+  if (priced && patch.lineItems) {
+    await ctx.tx
+      .delete(estimateLineItems)
+      .where(and(eq(estimateLineItems.organizationId, ctx.organizationId), eq(estimateLineItems.estimateId, id)));
+    await insertLines(ctx, id, priced);
+  }
+  return viewOf(ctx, updated as EstimateRow);
+}
+
+export async function deleteEstimate(ctx: Ctx, id: string): Promise<void> {
+  const row = await findRow(ctx, id, true);
+  if (row.status !== 'draft') throw invalidState(`Only a draft estimate can be deleted; this one is ${row.status}`);
+  await ctx.tx.delete(estimates).where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)));
+}
+
+export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps) {
+  const { view } = await transition(ctx, id, 'send', { sentAt: new Date() });
+  const [customer] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, view.customerId)));
+  if (!customer) throw notFound('Customer');
+  const settings = await getOrgSettings(ctx);
+  const link = await createPortalLink(ctx, deps.baseUrl, 'estimate', id);
+  const from = settings.companyName ?? settings.name;
+  const emailedTo = await mailDocumentLink(deps.mailer, customer, {
+    subject: `Estimate ${view.estimateNumber} from ${from}`,
+    lines: [
+      `Estimate ${view.estimateNumber} for ${view.total.toFixed(2)} ${settings.currency} is valid until ${view.expirationDate}.`,
+      '',
+      `View, approve or decline it online: ${link.url}`,
+      '',
+      `— ${from}`,
+    ],
+  });
+  return { ...view, portalUrl: link.url, emailedTo };
+}
+
+export const approveEstimate = async (ctx: Ctx, id: string) =>
+  (await transition(ctx, id, 'approve', { approvedAt: new Date() })).view;
+export const declineEstimate = async (ctx: Ctx, id: string) =>
+  (await transition(ctx, id, 'decline', { declinedAt: new Date() })).view;
+
+/**
+ * Converts the estimate into a draft invoice with the same lines and the same
+ * tax rate, so the invoice totals exactly what the customer approved.
+ */
+export async function convertEstimate(ctx: Ctx, id: string) {
+  const row = await findRow(ctx, id, true);
+  nextEstimateStatus(row.status as EstimateStatus, 'convert');
+  const settings = await getOrgSettings(ctx);
+  const lines = (await linesOf(ctx, [id])).get(id) ?? [];
+  const invoiceDate = today(settings.timezone);
+  const invoice = await insertInvoice(ctx, {
+    customerId: row.customerId,
+    propertyId: row.propertyId,
+    invoiceDate,
+    dueDate: addDays(invoiceDate, settings.paymentTermsDays),
+    notes: row.notes,
+    estimateId: row.id,
+    priced: finish(lines.map(storedToPriced), Number(row.taxRate)),
+  });
+  const { view } = await transition(ctx, id, 'convert', { invoiceId: invoice.id });
+  return { estimate: view, invoice };
+}
+
+/** The customer opens the link: records it, and the first view of a sent estimate makes it viewed (no event). */
+export async function viewEstimateInPortal(ctx: Ctx, id: string): Promise<EstimateView> {
+  await ctx.tx
+    .update(portalTokens)
+    .set({ lastViewedAt: new Date() })
+    .where(and(eq(portalTokens.organizationId, ctx.organizationId), eq(portalTokens.id, ctx.actor.id)));
+  const row = await findRow(ctx, id, true);
+  if (row.status === 'sent') return (await transition(ctx, id, 'view', { viewedAt: new Date() })).view;
+  return viewOf(ctx, row);
+}
+
+/**
+ * The customer approves or declines through the link. Past its expirationDate an
+ * estimate cannot be accepted even if the expiry sweep has not run yet.
+ */
+export async function respondInPortal(ctx: Ctx, id: string, trigger: 'approve' | 'decline'): Promise<EstimateView> {
+  const row = await findRow(ctx, id, true);
+  const { timezone } = await getOrgSettings(ctx);
+  if (LIMITED_EDIT_STATES.includes(row.status as EstimateStatus) && row.expirationDate < today(timezone)) {
+    throw invalidState(`This estimate expired on ${row.expirationDate}`);
+  }
+  return trigger === 'approve' ? approveEstimate(ctx, id) : declineEstimate(ctx, id);
+}
+
+/** The expiry sweep for one organization: sent/viewed estimates past expirationDate. No event (spec 3.2). */
+export async function expireEstimates(ctx: Ctx, todayDate: string, limit: number): Promise<number> {
+  const open: EstimateStatus[] = ['sent', 'viewed'];
+  const due = await ctx.tx
+    .select({ id: estimates.id, status: estimates.status })
+    .from(estimates)
+    .where(
+      and(
+        eq(estimates.organizationId, ctx.organizationId),
+        inArray(estimates.status, open),
+        lt(estimates.expirationDate, todayDate),
+      ),
+    )
+    .limit(limit)
+    .for('update', { skipLocked: true });
+  let moved = 0;
+  for (const row of due) {
+    const status = nextEstimateStatus(row.status as EstimateStatus, 'expire');
+    const done = await ctx.tx
+      .update(estimates)
+      .set({ status, updatedAt: new Date() })
+      .where(
+        and(
+          eq(estimates.organizationId, ctx.organizationId),
+          eq(estimates.id, row.id),
+          inArray(estimates.status, open),
+        ),
+      )
+      .returning({ id: estimates.id });
+    moved += done.length;
+  }
+  return moved;
+}

@@ -1,0 +1,56 @@
+import { invalidState } from '../../platform/errors.js';
+import type { CatalogEvent } from '../../webhooks/catalog.js';
+
+export const ESTIMATE_STATUSES = ['draft', 'sent', 'viewed', 'approved', 'declined', 'expired', 'converted'] as const;
+export type EstimateStatus = (typeof ESTIMATE_STATUSES)[number];
+
+export type EstimateTrigger = 'send' | 'view' | 'approve' | 'decline' | 'expire' | 'convert';
+
+/**
+ * The estimate state machine; the service consults only this table (409
+ * INVALID_STATE for a trigger a status does not list). A re-send keeps sent or
+ * viewed; conversion is possible from every status but converted.
+ */
+export const ESTIMATE_TRANSITIONS: Record<EstimateStatus, Partial<Record<EstimateTrigger, EstimateStatus>>> = {
+  draft: { send: 'sent', convert: 'converted' },
+  sent: {
+    send: 'sent',
+    view: 'viewed',
+    approve: 'approved',
+    decline: 'declined',
+    expire: 'expired',
+    convert: 'converted',
+  },
+  viewed: { send: 'viewed', approve: 'approved', decline: 'declined', expire: 'expired', convert: 'converted' },
+  approved: { convert: 'converted' },
+  declined: { convert: 'converted' },
+  expired: { convert: 'converted' },
+  converted: {},
+};
+
+/**
+ * Events per trigger: `specific` fires on every use of the trigger,
+ * estimate.status_changed when the status moves and `statusChanged` is true.
+ * Viewing and expiry emit nothing (spec 3.2, rule 6.2.3).
+ */
+export const ESTIMATE_TRIGGER_EVENTS: Record<
+  EstimateTrigger,
+  { specific: CatalogEvent | null; statusChanged: boolean }
+> = {
+  send: { specific: 'estimate.sent', statusChanged: true },
+  view: { specific: null, statusChanged: false },
+  approve: { specific: 'estimate.accepted', statusChanged: true },
+  decline: { specific: 'estimate.declined', statusChanged: true },
+  expire: { specific: null, statusChanged: false },
+  convert: { specific: 'estimate.converted', statusChanged: true },
+};
+
+/** Fully editable only while draft; sent and viewed accept these fields; later states nothing. */
+export const LIMITED_EDIT_FIELDS = ['expirationDate', 'notes'] as const;
+export const LIMITED_EDIT_STATES: readonly EstimateStatus[] = ['sent', 'viewed'];
+
+export function nextEstimateStatus(from: EstimateStatus, trigger: EstimateTrigger): EstimateStatus {
+  const to = ESTIMATE_TRANSITIONS[from][trigger];
+  if (!to) throw invalidState(`Cannot ${trigger} an estimate that is ${from}`);
+  return to;
+}

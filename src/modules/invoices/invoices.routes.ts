@@ -1,0 +1,205 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import {
+  CreateInvoiceBody,
+  InvoiceListQuery,
+  InvoiceListResponse,
+  InvoiceResponse,
+  PaymentBody,
+  SentInvoiceResponse,
+  UpdateInvoiceBody,
+} from './invoices.schemas.js';
+import {
+  createInvoice,
+  deleteInvoice,
+  getInvoice,
+  listInvoices,
+  recordPayment,
+  sendInvoice,
+  updateInvoice,
+  voidInvoice,
+  writeOffInvoice,
+} from './invoices.service.js';
+
+export default async function invoiceRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database, mailer, config } = app.deps;
+  const tags = ['invoices'];
+
+  app.get(
+    '/api/invoices',
+    {
+      schema: {
+        tags,
+        summary: 'List invoices, newest first (filters: status, customerId, invoiceDate range)',
+        querystring: InvoiceListQuery,
+        response: { 200: InvoiceListResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const page = pageOf(request.query);
+      const { items, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        listInvoices(ctx, request.query, page),
+      );
+      setPageHeaders(request, reply, page, total);
+      return { data: items };
+    },
+  );
+
+  app.get(
+    '/api/invoices/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One invoice with its lines and payments',
+        params: IdParams,
+        response: { 200: InvoiceResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getInvoice(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/invoices',
+    {
+      schema: {
+        tags,
+        summary: 'Create a draft invoice (emits invoice.created)',
+        body: CreateInvoiceBody,
+        response: { 201: InvoiceResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const data = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createInvoice(ctx, request.body));
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.put(
+    '/api/invoices/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change an invoice (partial): anything while draft, then only dueDate and notes',
+        params: IdParams,
+        body: UpdateInvoiceBody,
+        response: { 200: InvoiceResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          updateInvoice(ctx, request.params.id, request.body),
+        ),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/invoices/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a draft invoice (409 otherwise)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteInvoice(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/invoices/:id/payments',
+    {
+      schema: {
+        tags,
+        summary: 'Record a payment (draft, sent, partially paid or overdue; at most the balance)',
+        params: IdParams,
+        body: PaymentBody,
+        response: { 201: InvoiceResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const data = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        recordPayment(ctx, request.params.id, request.body),
+      );
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.post(
+    '/api/invoices/:id/send',
+    {
+      schema: {
+        tags,
+        summary: 'Email the invoice with a portal link (draft → sent; re-sends keep the status)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: SentInvoiceResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          sendInvoice(ctx, request.params.id, { mailer, baseUrl: config.baseUrl }),
+        ),
+      };
+    },
+  );
+
+  app.post(
+    '/api/invoices/:id/void',
+    {
+      schema: {
+        tags,
+        summary: 'Void the invoice (from any status but void)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: InvoiceResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => voidInvoice(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/invoices/:id/write-off',
+    {
+      schema: {
+        tags,
+        summary: 'Write the invoice off as bad debt (sent, partially paid or overdue)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: InvoiceResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => writeOffInvoice(ctx, request.params.id)),
+      };
+    },
+  );
+}

@@ -1,0 +1,116 @@
+import { Type } from 'typebox';
+import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { StringEnum } from '../billing/enum.js';
+import { LineItem, LineItemsInput } from '../billing/line-items.js';
+import { INVOICE_STATUSES } from './invoices.transitions.js';
+
+export const InvoiceStatusSchema = StringEnum(INVOICE_STATUSES);
+
+export const PAYMENT_METHODS = ['cash', 'check', 'card', 'ach', 'other'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
+export const Payment = Type.Object(
+  {
+    id: Type.String({ description: 'pay_…' }),
+    amount: Type.Number(),
+    paymentDate: DateOnly(),
+    method: StringEnum(PAYMENT_METHODS),
+    createdAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+const invoiceFields = {
+  id: Type.String({ description: 'inv_…' }),
+  invoiceNumber: Type.String({ description: 'INV-000001 upwards, per organization, no gaps' }),
+  customerId: Type.String(),
+  propertyId: Nullable(Type.String()),
+  estimateId: Nullable(Type.String({ description: 'The estimate this invoice was converted from' })),
+  status: InvoiceStatusSchema,
+  lineItems: Type.Array(LineItem),
+  subtotal: Type.Number({ description: 'Sum of line amounts' }),
+  taxRate: Type.Number({ description: 'Percent applied (0 for a tax-exempt customer)' }),
+  tax: Type.Number({ description: 'round(taxable subtotal × taxRate / 100), half away from zero' }),
+  total: Type.Number({ description: 'subtotal + tax' }),
+  amountPaid: Type.Number(),
+  balance: Type.Number({ description: 'total − amountPaid; 0 once void or written off' }),
+  invoiceDate: DateOnly(),
+  dueDate: DateOnly(),
+  notes: Nullable(Type.String()),
+  sentAt: Nullable(DateTime()),
+  createdAt: DateTime(),
+  updatedAt: DateTime(),
+};
+
+export const Invoice = Type.Object(invoiceFields, { additionalProperties: false });
+export const InvoiceDetail = Type.Object(
+  { ...invoiceFields, payments: Type.Array(Payment, { description: 'Oldest first' }) },
+  { additionalProperties: false },
+);
+export const SentInvoice = Type.Object(
+  {
+    ...invoiceFields,
+    payments: Type.Array(Payment),
+    portalUrl: Type.String({ description: 'The customer’s link (also emailed)' }),
+    emailedTo: Type.Array(Type.String(), {
+      description: 'Addresses mailed; empty when the customer has no email (share portalUrl by hand)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const Notes = Type.String({ maxLength: 10_000 });
+
+export const CreateInvoiceBody = Type.Object(
+  {
+    customerId: Type.String({ minLength: 1, maxLength: 64 }),
+    propertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A property of the customer' })),
+    lineItems: LineItemsInput,
+    invoiceDate: Type.Optional(DateOnly('Default: today in the organization’s timezone')),
+    dueDate: Type.Optional(DateOnly('Default: invoiceDate + settings paymentTermsDays; not before invoiceDate')),
+    notes: Type.Optional(Notes),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateInvoiceBody = Type.Object(
+  {
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    propertyId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    lineItems: Type.Optional(LineItemsInput),
+    invoiceDate: Type.Optional(DateOnly()),
+    dueDate: Type.Optional(DateOnly()),
+    notes: Type.Optional(Nullable(Notes)),
+  },
+  {
+    additionalProperties: false,
+    description: 'Partial. A draft accepts every field; after that only dueDate and notes (else 409 INVALID_STATE).',
+  },
+);
+
+export const PaymentBody = Type.Object(
+  {
+    amount: Money('Greater than 0 and at most the balance; at most two decimals'),
+    paymentDate: Type.Optional(DateOnly('Default: today in the organization’s timezone; not in the future')),
+    method: StringEnum(PAYMENT_METHODS),
+  },
+  { additionalProperties: false },
+);
+
+const Bound = (description: string) => Type.String({ minLength: 1, maxLength: 40, description });
+
+export const InvoiceListQuery = Type.Object({
+  status: Type.Optional(InvoiceStatusSchema),
+  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  startDate: Type.Optional(
+    Bound('First invoiceDate included. YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used'),
+  ),
+  dateFrom: Type.Optional(Bound('Alias of startDate (startDate wins)')),
+  endDate: Type.Optional(Bound('Last invoiceDate included (inclusive); same forms as startDate')),
+  dateTo: Type.Optional(Bound('Alias of endDate (endDate wins)')),
+  ...PageQuery,
+});
+
+export const InvoiceListResponse = Envelope(Type.Array(Invoice));
+export const InvoiceResponse = Envelope(InvoiceDetail);
+export const SentInvoiceResponse = Envelope(SentInvoice);

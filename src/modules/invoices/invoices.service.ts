@@ -1,0 +1,502 @@
+import { and, asc, count, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
+import { customers, invoiceLineItems, invoices, payments, portalTokens } from '../../db/schema/index.js';
+import { addDays, today } from '../../platform/dates.js';
+import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { Mailer } from '../../platform/mail.js';
+import { fromCents, toCents } from '../../platform/money.js';
+import type { Page } from '../../platform/pagination.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { emit } from '../../webhooks/outbox.js';
+import { dateRange } from '../billing/date-filter.js';
+import { mailDocumentLink } from '../billing/document-mail.js';
+import {
+  finish,
+  type LineItemInputT,
+  lineRows,
+  lineView,
+  type PricedDocument,
+  priceLines,
+  storedToPriced,
+  taxRateFor,
+} from '../billing/line-items.js';
+import { nextDocumentNumber } from '../billing/numbering.js';
+import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { createPortalLink } from '../portal/portal.service.js';
+import { getOrgSettings } from '../settings/settings.service.js';
+import type { PaymentMethod } from './invoices.schemas.js';
+import {
+  acceptsPayment,
+  type InvoiceStatus,
+  type InvoiceTrigger,
+  LIMITED_EDIT_FIELDS,
+  nextInvoiceStatus,
+  TRIGGER_EVENT,
+} from './invoices.transitions.js';
+
+type InvoiceRow = typeof invoices.$inferSelect;
+type LineRow = typeof invoiceLineItems.$inferSelect;
+type PaymentRow = typeof payments.$inferSelect;
+
+/** What `send` needs beyond the transaction: the mailer and the public origin for links. */
+export interface SendDeps {
+  mailer: Mailer;
+  baseUrl: string;
+}
+
+/** Nothing is collectable on a void or written-off invoice. */
+const balanceCents = (r: InvoiceRow) =>
+  r.status === 'void' || r.status === 'written_off' ? 0 : r.totalCents - r.amountPaidCents;
+
+const paymentView = (p: PaymentRow) => ({
+  id: p.id,
+  amount: fromCents(p.amountCents),
+  paymentDate: p.paymentDate,
+  method: p.method as PaymentMethod,
+  createdAt: p.createdAt,
+});
+
+function invoiceView(r: InvoiceRow, lines: LineRow[]) {
+  return {
+    id: r.id,
+    invoiceNumber: r.invoiceNumber,
+    customerId: r.customerId,
+    propertyId: r.propertyId,
+    estimateId: r.estimateId,
+    status: r.status as InvoiceStatus,
+    lineItems: lines.map(lineView),
+    subtotal: fromCents(r.subtotalCents),
+    taxRate: Number(r.taxRate),
+    tax: fromCents(r.taxCents),
+    total: fromCents(r.totalCents),
+    amountPaid: fromCents(r.amountPaidCents),
+    balance: fromCents(balanceCents(r)),
+    invoiceDate: r.invoiceDate,
+    dueDate: r.dueDate,
+    notes: r.notes,
+    sentAt: r.sentAt,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+export type InvoiceView = ReturnType<typeof invoiceView>;
+export type InvoiceDetailView = InvoiceView & { payments: ReturnType<typeof paymentView>[] };
+
+async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> {
+  const byInvoice = new Map<string, LineRow[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return byInvoice;
+  const rows = await ctx.tx
+    .select()
+    .from(invoiceLineItems)
+    .where(and(eq(invoiceLineItems.organizationId, ctx.organizationId), inArray(invoiceLineItems.invoiceId, ids)))
+    .orderBy(asc(invoiceLineItems.invoiceId), asc(invoiceLineItems.position));
+  for (const row of rows) byInvoice.get(row.invoiceId)?.push(row);
+  return byInvoice;
+}
+
+async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
+  const lines = (await linesOf(ctx, [row.id])).get(row.id) ?? [];
+  const paid = await ctx.tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.invoiceId, row.id)))
+    .orderBy(asc(payments.createdAt), asc(payments.id));
+  return { ...invoiceView(row, lines), payments: paid.map(paymentView) };
+}
+
+/** The invoice row, locked FOR UPDATE when it is about to change (payments, transitions, edits). */
+async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> {
+  const query = ctx.tx
+    .select()
+    .from(invoices)
+    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)));
+  const [row] = lock ? await query.for('update') : await query;
+  if (!row) throw notFound('Invoice');
+  return row;
+}
+
+const upper = (s: string) => s.toUpperCase();
+
+/** Invoice event data (decisions §5): id, number, amount due, the invoice in its REST shape. */
+const eventData = (d: InvoiceDetailView) => ({
+  invoiceId: d.id,
+  invoiceNumber: d.invoiceNumber,
+  amountDue: d.balance,
+  invoice: d,
+});
+
+/** The specific event of a trigger, plus invoice.status_changed when the status actually moved. */
+export async function emitInvoiceTransition(
+  ctx: Ctx,
+  trigger: InvoiceTrigger,
+  oldStatus: string,
+  detail: InvoiceDetailView,
+): Promise<void> {
+  const data = { ...eventData(detail), oldStatus: upper(oldStatus), newStatus: upper(detail.status) };
+  const specific = TRIGGER_EVENT[trigger];
+  if (specific) await emit(ctx, specific, data);
+  if (oldStatus !== detail.status) await emit(ctx, 'invoice.status_changed', data);
+}
+
+export async function getInvoice(ctx: Ctx, id: string): Promise<InvoiceDetailView> {
+  return detailOf(ctx, await findRow(ctx, id, false));
+}
+
+export interface InvoiceListQuery {
+  status?: InvoiceStatus | undefined;
+  customerId?: string | undefined;
+  startDate?: string | undefined;
+  dateFrom?: string | undefined;
+  endDate?: string | undefined;
+  dateTo?: string | undefined;
+}
+
+export async function listInvoices(ctx: Ctx, q: InvoiceListQuery, page: Page) {
+  const { timezone } = await getOrgSettings(ctx);
+  const range = dateRange(q, timezone);
+  const where: SQL[] = [eq(invoices.organizationId, ctx.organizationId)];
+  if (q.status) where.push(eq(invoices.status, q.status));
+  if (q.customerId) where.push(eq(invoices.customerId, q.customerId));
+  if (range.from) where.push(gte(invoices.invoiceDate, range.from));
+  if (range.to) where.push(lte(invoices.invoiceDate, range.to));
+  const condition = and(...where);
+  const [{ total } = { total: 0 }] = await ctx.tx.select({ total: count() }).from(invoices).where(condition);
+  const rows = await ctx.tx
+    .select()
+    .from(invoices)
+    .where(condition)
+    .orderBy(desc(invoices.createdAt), desc(invoices.id))
+    .limit(page.limit)
+    .offset(page.offset);
+  const lines = await linesOf(
+    ctx,
+    rows.map((r) => r.id),
+  );
+  return { items: rows.map((r) => invoiceView(r, lines.get(r.id) ?? [])), total };
+}
+
+export interface NewInvoice {
+  customerId: string;
+  propertyId: string | null;
+  invoiceDate: string;
+  dueDate: string;
+  notes: string | null;
+  estimateId: string | null;
+  priced: PricedDocument;
+}
+
+/** Numbers, stores and announces a validated invoice (also used by estimate conversion). */
+export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceDetailView> {
+  const invoiceNumber = await nextDocumentNumber(ctx, 'invoice');
+  const id = newId('inv');
+  const { totals } = doc.priced;
+  const [row] = await ctx.tx
+    .insert(invoices)
+    .values({
+      id,
+      organizationId: ctx.organizationId,
+      invoiceNumber,
+      customerId: doc.customerId,
+      propertyId: doc.propertyId,
+      status: 'draft',
+      invoiceDate: doc.invoiceDate,
+      dueDate: doc.dueDate,
+      notes: doc.notes,
+      taxRate: String(doc.priced.taxRate),
+      subtotalCents: totals.subtotalCents,
+      taxCents: totals.taxCents,
+      totalCents: totals.totalCents,
+      estimateId: doc.estimateId,
+    })
+    .returning();
+  await ctx.tx.insert(invoiceLineItems).values(
+    lineRows(doc.priced.lines).map((l) => ({
+      ...l,
+      id: newId('lin'),
+      organizationId: ctx.organizationId,
+      invoiceId: id,
+    })),
+  );
+  const detail = await detailOf(ctx, row as InvoiceRow);
+  await emit(ctx, 'invoice.created', eventData(detail));
+  return detail;
+}
+
+export interface CreateInvoiceInput {
+  customerId: string;
+  propertyId?: string | undefined;
+  lineItems: LineItemInputT[];
+  invoiceDate?: string | undefined;
+  dueDate?: string | undefined;
+  notes?: string | undefined;
+}
+
+const checkDueDate = (invoiceDate: string, dueDate: string) => {
+  if (dueDate < invoiceDate) throw invalidField('dueDate', `must not be before invoiceDate (${invoiceDate})`);
+};
+
+export async function createInvoice(ctx: Ctx, input: CreateInvoiceInput): Promise<InvoiceDetailView> {
+  const settings = await getOrgSettings(ctx);
+  const customer = await requireCustomer(ctx, input.customerId);
+  if (input.propertyId) await requireProperty(ctx, customer.id, input.propertyId);
+  const invoiceDate = input.invoiceDate ?? today(settings.timezone);
+  const dueDate = input.dueDate ?? addDays(invoiceDate, settings.paymentTermsDays);
+  checkDueDate(invoiceDate, dueDate);
+  const priced = await priceLines(ctx, input.lineItems, taxRateFor(customer, settings.taxRate));
+  return insertInvoice(ctx, {
+    customerId: customer.id,
+    propertyId: input.propertyId ?? null,
+    invoiceDate,
+    dueDate,
+    notes: input.notes ?? null,
+    estimateId: null,
+    priced,
+  });
+}
+
+export interface UpdateInvoiceInput {
+  customerId?: string | undefined;
+  propertyId?: string | null | undefined;
+  lineItems?: LineItemInputT[] | undefined;
+  invoiceDate?: string | undefined;
+  dueDate?: string | undefined;
+  notes?: string | null | undefined;
+}
+
+export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceInput): Promise<InvoiceDetailView> {
+  const row = await findRow(ctx, id, true);
+  const given = Object.keys(patch).filter((k) => patch[k as keyof UpdateInvoiceInput] !== undefined);
+  if (row.status !== 'draft') {
+    const refused = given.filter((k) => !(LIMITED_EDIT_FIELDS as readonly string[]).includes(k));
+    if (refused.length > 0) {
+      throw invalidState(
+        `A ${row.status.replace('_', ' ')} invoice accepts changes to ${LIMITED_EDIT_FIELDS.join(' and ')} only (not ${refused.join(', ')})`,
+      );
+    }
+  }
+  const customerId = patch.customerId ?? row.customerId;
+  const customerChanged = customerId !== row.customerId;
+  let customer: CustomerRow | undefined;
+  if (customerChanged || patch.lineItems) customer = await requireCustomer(ctx, customerId);
+  let propertyId = row.propertyId;
+  if (patch.propertyId !== undefined) propertyId = patch.propertyId;
+  if (propertyId && (patch.propertyId !== undefined || customerChanged)) {
+    await requireProperty(ctx, customerId, propertyId);
+  }
+  const invoiceDate = patch.invoiceDate ?? row.invoiceDate;
+  const dueDate = patch.dueDate ?? row.dueDate;
+  checkDueDate(invoiceDate, dueDate);
+
+  // A new customer may change the tax rate (exemption): the stored lines are re-totalled at the new rate.
+  let priced: PricedDocument | undefined;
+  const settings = await getOrgSettings(ctx);
+  if (customer) {
+    const { taxRate } = settings;
+    const rate = taxRateFor(customer, taxRate);
+    if (patch.lineItems) priced = await priceLines(ctx, patch.lineItems, rate);
+    else priced = finish(((await linesOf(ctx, [id])).get(id) ?? []).map(storedToPriced), rate);
+  }
+
+  // An overdue invoice whose dueDate moves to today or later is no longer overdue.
+  let reopen: InvoiceTrigger | undefined;
+  if (row.status === 'overdue' && patch.dueDate !== undefined && dueDate >= today(settings.timezone)) {
+    reopen = row.amountPaidCents > 0 ? 'due_date_extended_after_payment' : 'due_date_extended';
+  }
+
+  const [updated] = await ctx.tx
+    .update(invoices)
+    .set({
+      ...(reopen ? { status: nextInvoiceStatus('overdue', reopen) } : {}),
+      customerId,
+      propertyId,
+      invoiceDate,
+      dueDate,
+      notes: patch.notes === undefined ? row.notes : patch.notes,
+      ...(priced
+        ? {
+            taxRate: String(priced.taxRate),
+            subtotalCents: priced.totals.subtotalCents,
+            taxCents: priced.totals.taxCents,
+            totalCents: priced.totals.totalCents,
+          }
+        : {}),
+      updatedAt: new Date(),
+    })
+    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
+    .returning();
+  if (priced && patch.lineItems) {
+    await ctx.tx
+      .delete(invoiceLineItems)
+      .where(and(eq(invoiceLineItems.organizationId, ctx.organizationId), eq(invoiceLineItems.invoiceId, id)));
+    await ctx.tx.insert(invoiceLineItems).values(
+      lineRows(priced.lines).map((l) => ({
+        ...l,
+        id: newId('lin'),
+        organizationId: ctx.organizationId,
+        invoiceId: id,
+      })),
+    );
+  }
+  const detail = await detailOf(ctx, updated as InvoiceRow);
+  if (reopen) await emitInvoiceTransition(ctx, reopen, row.status, detail);
+  return detail;
+}
+
+export async function deleteInvoice(ctx: Ctx, id: string): Promise<void> {
+  const row = await findRow(ctx, id, true);
+  if (row.status !== 'draft') throw invalidState(`Only a draft invoice can be deleted; this one is ${row.status}`);
+  await ctx.tx.delete(invoices).where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)));
+}
+
+/** Moves an invoice by `trigger` (409 if the table refuses), then emits. */
+async function transition(
+  ctx: Ctx,
+  id: string,
+  trigger: InvoiceTrigger,
+  extra: Partial<InvoiceRow> = {},
+): Promise<{ detail: InvoiceDetailView; before: InvoiceRow }> {
+  const before = await findRow(ctx, id, true);
+  const status = nextInvoiceStatus(before.status as InvoiceStatus, trigger);
+  const [row] = await ctx.tx
+    .update(invoices)
+    .set({ ...extra, status, updatedAt: new Date() })
+    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
+    .returning();
+  const detail = await detailOf(ctx, row as InvoiceRow);
+  await emitInvoiceTransition(ctx, trigger, before.status, detail);
+  return { detail, before };
+}
+
+export const voidInvoice = async (ctx: Ctx, id: string) => (await transition(ctx, id, 'void')).detail;
+export const writeOffInvoice = async (ctx: Ctx, id: string) => (await transition(ctx, id, 'write_off')).detail;
+
+/**
+ * Sends (or re-sends) the invoice: a fresh portal link, the transition, its events,
+ * and last the mail, so a refused mail rolls everything back.
+ */
+export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
+  const { detail } = await transition(ctx, id, 'send', { sentAt: new Date() });
+  const [customer] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, detail.customerId)));
+  if (!customer) throw notFound('Customer');
+  const settings = await getOrgSettings(ctx);
+  const link = await createPortalLink(ctx, deps.baseUrl, 'invoice', id);
+  const from = settings.companyName ?? settings.name;
+  const emailedTo = await mailDocumentLink(deps.mailer, customer, {
+    subject: `Invoice ${detail.invoiceNumber} from ${from}`,
+    lines: [
+      `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
+      `Balance due: ${detail.balance.toFixed(2)} ${settings.currency}.`,
+      '',
+      `View it online: ${link.url}`,
+      '',
+      `— ${from}`,
+    ],
+  });
+  return { ...detail, portalUrl: link.url, emailedTo };
+}
+
+export interface PaymentInput {
+  amount: number;
+  paymentDate?: string | undefined;
+  method: PaymentMethod;
+}
+
+/**
+ * Records a payment. The invoice row is locked FOR UPDATE first, so concurrent
+ * payments queue and each sees the balance the previous one left: the balance can
+ * never go below zero and no payment is counted twice.
+ */
+export async function recordPayment(ctx: Ctx, id: string, input: PaymentInput): Promise<InvoiceDetailView> {
+  const row = await findRow(ctx, id, true);
+  const status = row.status as InvoiceStatus;
+  if (!acceptsPayment(status)) throw invalidState(`Cannot record a payment on a ${status.replace('_', ' ')} invoice`);
+  const amountCents = toCents(input.amount, 'amount');
+  if (amountCents <= 0) throw invalidField('amount', 'must be greater than 0');
+  const balance = balanceCents(row);
+  if (amountCents > balance) throw invalidField('amount', `must not exceed the balance (${fromCents(balance)})`);
+  const { timezone } = await getOrgSettings(ctx);
+  const todayDate = today(timezone);
+  const paymentDate = input.paymentDate ?? todayDate;
+  if (paymentDate > todayDate) throw invalidField('paymentDate', `must not be after today (${todayDate})`);
+
+  const trigger: InvoiceTrigger = amountCents === balance ? 'full_payment' : 'partial_payment';
+  const next = nextInvoiceStatus(status, trigger);
+  const payment = {
+    id: newId('pay'),
+    organizationId: ctx.organizationId,
+    invoiceId: id,
+    amountCents,
+    paymentDate,
+    method: input.method,
+    createdAt: new Date(),
+  };
+  await ctx.tx.insert(payments).values(payment);
+  const [updated] = await ctx.tx
+    .update(invoices)
+    .set({ status: next, amountPaidCents: row.amountPaidCents + amountCents, updatedAt: new Date() })
+    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
+    .returning();
+  const detail = await detailOf(ctx, updated as InvoiceRow);
+  await emitInvoiceTransition(ctx, trigger, status, detail);
+  await emit(ctx, 'payment.received', {
+    paymentId: payment.id,
+    ...eventData(detail),
+    amount: fromCents(amountCents),
+    payment: paymentView(payment),
+  });
+  return detail;
+}
+
+/** The customer's view through a link; records when the link was last opened. */
+export async function viewInvoiceInPortal(ctx: Ctx, id: string) {
+  const detail = await getInvoice(ctx, id);
+  await ctx.tx
+    .update(portalTokens)
+    .set({ lastViewedAt: new Date() })
+    .where(and(eq(portalTokens.organizationId, ctx.organizationId), eq(portalTokens.id, ctx.actor.id)));
+  return detail;
+}
+
+/**
+ * The overdue sweep for one organization: open invoices due before `todayDate`.
+ * Claimed with SKIP LOCKED so a concurrent worker (or a payment holding the row)
+ * is never waited on; the status re-check in the UPDATE makes a second run a no-op.
+ */
+export async function markInvoicesOverdue(ctx: Ctx, todayDate: string, limit: number): Promise<number> {
+  const open = ['sent', 'partially_paid'];
+  const due = await ctx.tx
+    .select()
+    .from(invoices)
+    .where(
+      and(
+        eq(invoices.organizationId, ctx.organizationId),
+        inArray(invoices.status, open),
+        lt(invoices.dueDate, todayDate),
+      ),
+    )
+    .orderBy(asc(invoices.dueDate))
+    .limit(limit)
+    .for('update', { skipLocked: true });
+  let moved = 0;
+  for (const before of due) {
+    const status = nextInvoiceStatus(before.status as InvoiceStatus, 'overdue');
+    const [row] = await ctx.tx
+      .update(invoices)
+      .set({ status, updatedAt: new Date() })
+      .where(
+        and(
+          eq(invoices.organizationId, ctx.organizationId),
+          eq(invoices.id, before.id),
+          inArray(invoices.status, open),
+        ),
+      )
+      .returning();
+    if (!row) continue;
+    await emitInvoiceTransition(ctx, 'overdue', before.status, await detailOf(ctx, row));
+    moved++;
+  }
+  return moved;
+}
