@@ -97,7 +97,7 @@ export async function buildApp(config: Config, database: Database): Promise<Fast
   });
   // Action routes accept no body at all (decisions §3): validate and handle it as `{}`.
   app.addHook('preValidation', async (request) => {
-    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+    if ((request.body === undefined || request.body === null) && request.routeOptions.schema?.body) request.body = {};
   });
 
   await app.register(cors, {

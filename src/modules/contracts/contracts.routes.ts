@@ -4,7 +4,6 @@ import { tenantOf } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { EmptyBody, IdParams } from '../../platform/schemas.js';
 import { inTenant } from '../../platform/tenancy.js';
-import { noBodyAsEmpty } from '../jobs/no-body.js';
 import {
   ActivityParams,
   ContractActivityResponse,
@@ -112,7 +111,6 @@ export default async function contractRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/contracts/:id/send',
     {
-      preValidation: noBodyAsEmpty,
       schema: {
         tags,
         summary: 'Send for signature: draft → sent (sent: re-send a fresh link); emails the portal link',
@@ -141,7 +139,6 @@ export default async function contractRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/contracts/:id/cancel',
     {
-      preValidation: noBodyAsEmpty,
       schema: {
         tags,
         summary: 'Cancel a contract from any state but expired or canceled',

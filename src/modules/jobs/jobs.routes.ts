@@ -25,7 +25,6 @@ import {
   setChecklistItem,
   updateJob,
 } from './jobs.service.js';
-import { noBodyAsEmpty } from './no-body.js';
 
 export default async function jobRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -143,7 +142,6 @@ export default async function jobRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/jobs/:id/publish',
     {
-      preValidation: noBodyAsEmpty,
       schema: {
         tags,
         summary: 'Publish a draft job: draft → scheduled, emits job.created',
