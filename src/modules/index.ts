@@ -1,10 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
+import customerRoutes from './customers/customers.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
 import portalRoutes from './portal/portal.routes.js';
+import propertyRoutes from './properties/properties.routes.js';
+import serviceRoutes from './services/services.routes.js';
+import settingsRoutes from './settings/settings.routes.js';
 
 /** Every route module, registered in this order by buildApp. One line per module. */
 export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -14,4 +18,8 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   invitationRoutes,
   apiKeyRoutes,
   portalRoutes,
+  customerRoutes,
+  propertyRoutes,
+  serviceRoutes,
+  settingsRoutes,
 ];
