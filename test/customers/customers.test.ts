@@ -114,7 +114,10 @@ describe('customers', () => {
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       const error = res.json().error;
       expect(error.code).toBe('VALIDATION_FAILED');
-      expect(error.details.map((d: { field: string }) => d.field), JSON.stringify(body)).toContain(field);
+      expect(
+        error.details.map((d: { field: string }) => d.field),
+        JSON.stringify(body),
+      ).toContain(field);
       if (message) expect(JSON.stringify(error)).toMatch(message);
     }
     const text = await owner.call('POST', '/api/customers', 'firstName=A', {
@@ -126,7 +129,12 @@ describe('customers', () => {
 
   it('lists newest first with pagination headers, and filters by search, tag and status', async () => {
     const t = await newTenant(h);
-    const a = await create(t, { firstName: 'Maria', lastName: 'Gonzalez', email: 'maria@green.example', tags: ['snow'] });
+    const a = await create(t, {
+      firstName: 'Maria',
+      lastName: 'Gonzalez',
+      email: 'maria@green.example',
+      tags: ['snow'],
+    });
     const b = await create(t, { firstName: 'Peter', lastName: 'Parker', phone: '(555) 867-5309', tags: ['mow'] });
     const c = await create(t, { firstName: 'Parkside HOA', customerType: 'HOA', email: 'board@parkside.example' });
     await create(t, { firstName: '100% Lawn', email: 'x@y.example' });
@@ -134,7 +142,12 @@ describe('customers', () => {
     const all = await t.call('GET', '/api/customers');
     expect(all.statusCode).toBe(200);
     expect(all.headers['x-total-count']).toBe('4');
-    expect(all.json().data.map((x: { id: string }) => x.id).slice(1)).toEqual([c.id, b.id, a.id]);
+    expect(
+      all
+        .json()
+        .data.map((x: { id: string }) => x.id)
+        .slice(1),
+    ).toEqual([c.id, b.id, a.id]);
 
     const page = await t.call('GET', '/api/customers?limit=2&page=2');
     expect(page.json().data.map((x: { id: string }) => x.id)).toEqual([b.id, a.id]);
@@ -297,7 +310,14 @@ describe('customers', () => {
     const raw = await rawCustomer(h, owner.organizationId, c.id);
     expect(JSON.stringify(raw)).not.toMatch(/secret|person|555|elm|mornings/i);
     const p = (await owner.call('GET', `/api/properties/${prop.json().data.id}`)).json().data;
-    expect(p).toMatchObject({ street: 'Anonymized', name: null, city: null, gateCode: null, accessNotes: null, lat: null });
+    expect(p).toMatchObject({
+      street: 'Anonymized',
+      name: null,
+      city: null,
+      gateCode: null,
+      accessNotes: null,
+      lat: null,
+    });
     expect((await owner.call('GET', '/api/customers?search=secret')).json().data).toEqual([]);
     const twice = await owner.call('POST', `/api/customers/${c.id}/anonymize`);
     expect(twice.statusCode).toBe(409);

@@ -32,7 +32,11 @@ const createFields = {
   customerType: Type.Optional(CustomerTypeSchema),
   email: Type.Optional(Nullable(Email('Primary email; receives documents'))),
   additionalEmails: Type.Optional(
-    Type.Array(Email(), { maxItems: 10, uniqueItems: true, description: 'Extra addresses that also receive documents' }),
+    Type.Array(Email(), {
+      maxItems: 10,
+      uniqueItems: true,
+      description: 'Extra addresses that also receive documents',
+    }),
   ),
   phone: Type.Optional(Nullable(Text(40))),
   secondaryPhone: Type.Optional(Nullable(Text(40, 'Second contact number'))),

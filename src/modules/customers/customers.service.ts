@@ -5,12 +5,7 @@ import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
-import type {
-  CreateCustomerInput,
-  CustomerStatus,
-  CustomerType,
-  UpdateCustomerInput,
-} from './customers.schemas.js';
+import type { CreateCustomerInput, CustomerStatus, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
 import { searchPatterns, searchTextOf } from './customers.search.js';
 
 type Row = typeof customers.$inferSelect;
@@ -286,8 +281,6 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<CustomerV
  */
 export async function hardDeleteCustomer(ctx: Ctx, id: string): Promise<void> {
   await lockAny(ctx, id);
-  await ctx.tx
-    .delete(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id)));
+  await ctx.tx.delete(customers).where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id)));
   await emit(ctx, 'customer.deleted', { customerId: id });
 }

@@ -50,7 +50,10 @@ export const Property = Type.Object(
 );
 
 export const PropertyListQuery = Type.Object(
-  { customerId: Type.Optional(Type.String({ maxLength: 64, description: "Only this customer's properties" })), ...PageQuery },
+  {
+    customerId: Type.Optional(Type.String({ maxLength: 64, description: "Only this customer's properties" })),
+    ...PageQuery,
+  },
   { additionalProperties: false },
 );
 

@@ -62,9 +62,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const t = tenantOf(request);
-      const service = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-        createService(ctx, request.body),
-      );
+      const service = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createService(ctx, request.body));
       return reply.code(201).send({ data: service });
     },
   );
@@ -95,7 +93,8 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
-        summary: 'Delete a service from the catalog (409 CONFLICT while line items still reference it; deactivate it instead)',
+        summary:
+          'Delete a service from the catalog (409 CONFLICT while line items still reference it; deactivate it instead)',
         params: IdParams,
         response: { 204: NoContent },
       },

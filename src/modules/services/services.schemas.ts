@@ -9,7 +9,9 @@ const fields = {
   unit: Type.Optional(Type.Enum(SERVICE_UNITS, { description: 'What unitPrice is per; default each' })),
   unitPrice: Money('Default price per unit, at most two decimals'),
   taxable: Type.Optional(Type.Boolean({ description: 'Default true; copied onto line items' })),
-  active: Type.Optional(Type.Boolean({ description: 'Inactive services stay on old documents but are hidden from pickers; default true' })),
+  active: Type.Optional(
+    Type.Boolean({ description: 'Inactive services stay on old documents but are hidden from pickers; default true' }),
+  ),
 };
 
 export const CreateServiceBody = Type.Object(fields, { additionalProperties: false });
@@ -36,7 +38,10 @@ export const Service = Type.Object(
 );
 
 export const ServiceListQuery = Type.Object(
-  { active: Type.Optional(Type.Boolean({ description: 'Only active (true) or inactive (false) services' })), ...PageQuery },
+  {
+    active: Type.Optional(Type.Boolean({ description: 'Only active (true) or inactive (false) services' })),
+    ...PageQuery,
+  },
   { additionalProperties: false },
 );
 
