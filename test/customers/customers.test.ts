@@ -204,6 +204,8 @@ describe('customers', () => {
     const found = await owner.call('GET', '/api/customers?search=newname');
     expect(found.json().data.map((x: { id: string }) => x.id)).toEqual([c.id]);
     expect((await owner.call('GET', '/api/customers?search=tom%20old')).json().data).toEqual([]);
+    const tagged = await owner.call('GET', '/api/customers?tag=gold');
+    expect(tagged.json().data.map((x: { id: string }) => x.id)).toEqual([c.id]);
   });
 
   it('refuses bad patches without writing or emitting anything', async () => {
@@ -319,6 +321,9 @@ describe('customers', () => {
       lat: null,
     });
     expect((await owner.call('GET', '/api/customers?search=secret')).json().data).toEqual([]);
+    expect(
+      (await owner.call('GET', '/api/customers?tag=vip')).json().data.map((x: { id: string }) => x.id),
+    ).not.toContain(c.id);
     const twice = await owner.call('POST', `/api/customers/${c.id}/anonymize`);
     expect(twice.statusCode).toBe(409);
   });

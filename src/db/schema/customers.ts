@@ -33,17 +33,17 @@ export const customers = pgTable(
   },
   (t) => [
     // Lists and their counts only ever read live customers: a partial index keeps both index-only at scale.
-    index('customers_org_live_created_idx')
-      .on(t.organizationId, t.createdAt.desc(), t.id.desc())
-      .where(sql`${t.deletedAt} IS NULL`),
+    // Ascending on purpose: Drizzle's .desc() emits DESC NULLS LAST, which cannot serve `ORDER BY … DESC`
+    // (NULLS FIRST); a backward scan of an ascending index can.
+    index('customers_org_live_created_idx').on(t.organizationId, t.createdAt, t.id).where(sql`${t.deletedAt} IS NULL`),
   ],
 );
 
 /**
- * The trigram index for customer `search`, kept beside `customers` on purpose.
+ * The indexes for customer `search` and `tag`, kept beside `customers` on purpose.
  * Under FORCE ROW LEVEL SECURITY PostgreSQL only uses an index for a condition
- * whose operator is LEAKPROOF; LIKE and the pg_trgm operators are not, so a
- * trigram index on `customers` itself is never used by the application role
+ * whose operator is LEAKPROOF; LIKE, the pg_trgm operators and array containment
+ * are not, so a trigram or GIN index on `customers` itself is never used by the application role
  * (measured: a sequential scan of the tenant's rows instead). This table has no
  * `organization_id`, so no tenant policy: it maps search text to customer ids
  * only, and every query joins back to `customers`, where RLS applies. Rows are
@@ -56,8 +56,13 @@ export const customerSearch = pgTable(
       .primaryKey()
       .references(() => customers.id, { onDelete: 'cascade' }),
     searchText: text('search_text').notNull(),
+    /** Copy of customers.tags, for the `tag` filter (array containment is not LEAKPROOF either). */
+    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
   },
-  (t) => [index('customer_search_trgm_idx').using('gin', sql`${t.searchText} gin_trgm_ops`)],
+  (t) => [
+    index('customer_search_trgm_idx').using('gin', sql`${t.searchText} gin_trgm_ops`),
+    index('customer_search_tags_idx').using('gin', t.tags),
+  ],
 );
 
 export const properties = pgTable(
@@ -84,7 +89,7 @@ export const properties = pgTable(
   },
   (t) => [
     index('properties_org_customer_idx').on(t.organizationId, t.customerId),
-    index('properties_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('properties_org_created_idx').on(t.organizationId, t.createdAt, t.id),
   ],
 );
 
@@ -103,5 +108,5 @@ export const services = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('services_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc())],
+  (t) => [index('services_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
 );
