@@ -68,7 +68,9 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('customer list and 
     return inTenant(h.database.db, owner.organizationId, actor, async (ctx: Ctx) => {
       const result = await ctx.tx.execute(sql`EXPLAIN (FORMAT JSON) ${customerListQuery(ctx, filter, page)}`);
       const [row] = rowsOf<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(result);
-      return nodesOf((row?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
+      const root = row?.['QUERY PLAN'][0];
+      if (!root) throw new Error('EXPLAIN returned no plan');
+      return nodesOf(root.Plan);
     });
   }
 
