@@ -228,9 +228,11 @@ describe('customers', () => {
       type: 'customer.updated',
       data: { customerId: c.id, customer: off.json().data },
     });
+    const before = await countRows(h, owner.organizationId);
     const again = await owner.call('POST', `/api/customers/${c.id}/deactivate`, {});
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe('INVALID_STATE');
+    expect(await countRows(h, owner.organizationId)).toEqual(before);
     const on = await member.call('POST', `/api/customers/${c.id}/reactivate`, {});
     expect(on.statusCode).toBe(200);
     expect(on.json().data.status).toBe('active');
@@ -281,8 +283,10 @@ describe('customers', () => {
       lat: 40.1,
       lng: -89.6,
     });
+    const before = await countRows(h, owner.organizationId);
     const denied = await member.call('POST', `/api/customers/${c.id}/anonymize`);
     expect(denied.statusCode).toBe(403);
+    expect(await countRows(h, owner.organizationId)).toEqual(before);
     expect(denied.json().error.code).toBe('FORBIDDEN');
     expect((await rawCustomer(h, owner.organizationId, c.id))?.firstName).toBe('Secret');
 
@@ -343,8 +347,10 @@ describe('customers', () => {
     const c = await create(owner, { firstName: 'Erase', lastName: 'Me' });
     const prop = (await owner.call('POST', '/api/properties', { customerId: c.id, street: '5 Oak Ave' })).json().data;
 
+    const before = await countRows(h, owner.organizationId);
     const denied = await member.call('DELETE', `/api/customers/${c.id}/hard-delete`);
     expect(denied.statusCode).toBe(403);
+    expect(await countRows(h, owner.organizationId)).toEqual(before);
     expect(await rawCustomer(h, owner.organizationId, c.id)).toBeDefined();
 
     const res = await admin.call('DELETE', `/api/customers/${c.id}/hard-delete`);
@@ -381,6 +387,41 @@ describe('customers', () => {
     const unknown = await owner.call('GET', '/api/customers/cus_doesnotexist000000000');
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toMatchObject({ code: 'NOT_FOUND', message: 'Customer not found' });
+  });
+
+  it('documents every route in /openapi.json', async () => {
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    for (const path of [
+      '/api/customers',
+      '/api/customers/{id}',
+      '/api/customers/{id}/deactivate',
+      '/api/customers/{id}/reactivate',
+      '/api/customers/{id}/anonymize',
+      '/api/customers/{id}/hard-delete',
+      '/api/properties',
+      '/api/properties/{id}',
+      '/api/services',
+      '/api/services/{id}',
+      '/api/settings',
+    ]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    const create = doc.paths['/api/customers'].post;
+    expect(create.responses['201']).toBeDefined();
+    expect(JSON.stringify(create.requestBody)).toContain('PROPERTY_MANAGER');
+  });
+
+  it('serializes concurrent status changes: one wins, the other sees the new state', async () => {
+    const c = await create(owner, { firstName: 'Race' });
+    const results = await Promise.all([
+      owner.call('POST', `/api/customers/${c.id}/deactivate`),
+      owner.call('POST', `/api/customers/${c.id}/deactivate`),
+    ]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    const events = (await eventsOf(h, owner.organizationId)).filter(
+      (e) => (e.data as { customerId?: string }).customerId === c.id,
+    );
+    expect(events.map((e) => e.type)).toEqual(['customer.created', 'customer.updated']);
   });
 
   it('works with an API key (Business plan) as with a session', async () => {
