@@ -1,5 +1,6 @@
 import type { BenchPart } from '../lib.js';
 import { billingBench } from './billing.js';
+import { customersBench } from './customers.js';
 
 /** Every benchmark part, in the order they run. */
-export const benchParts: BenchPart[] = [billingBench];
+export const benchParts: BenchPart[] = [customersBench, billingBench];

@@ -3,6 +3,7 @@ import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
 import contractTemplateRoutes from './contract-templates/contract-templates.routes.js';
 import contractRoutes from './contracts/contracts.routes.js';
+import customerRoutes from './customers/customers.routes.js';
 import estimateRoutes from './estimates/estimates.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import invoiceRoutes from './invoices/invoices.routes.js';
@@ -10,6 +11,9 @@ import jobRoutes from './jobs/jobs.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
 import portalRoutes from './portal/portal.routes.js';
+import propertyRoutes from './properties/properties.routes.js';
+import serviceRoutes from './services/services.routes.js';
+import settingsRoutes from './settings/settings.routes.js';
 
 /** Every route module, registered in this order by buildApp. One line per module. */
 export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -19,6 +23,10 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   invitationRoutes,
   apiKeyRoutes,
   portalRoutes,
+  settingsRoutes,
+  customerRoutes,
+  propertyRoutes,
+  serviceRoutes,
   invoiceRoutes,
   estimateRoutes,
   jobRoutes,

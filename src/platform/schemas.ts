@@ -54,7 +54,10 @@ export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1..100' })),
 };
 
-/** An empty body for action routes: none at all, or `{}`. */
-export const EmptyBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
-
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/**
+ * An empty body for action routes: none at all, or `{}`. Fastify validates a
+ * missing body as `null`, so `null` must be accepted explicitly.
+ */
+export const EmptyBody = Nullable(Type.Object({}, { additionalProperties: false }));

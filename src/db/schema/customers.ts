@@ -24,7 +24,7 @@ export const customers = pgTable(
     taxExempt: boolean('tax_exempt').notNull().default(false),
     /** active | inactive (deactivate/reactivate). */
     status: text('status').notNull().default('active'),
-    /** Lower-cased name + email + phone digits, kept by the service; trigram-indexed for `search`. */
+    /** Lower-cased name + email + phone digits, kept by the service (see customerSearch for the index). */
     searchText: text('search_text').notNull().default(''),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
     anonymizedAt: timestamp('anonymized_at', { withTimezone: true, mode: 'date' }),
@@ -32,9 +32,36 @@ export const customers = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index('customers_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
-    index('customers_search_trgm_idx').using('gin', sql`${t.searchText} gin_trgm_ops`),
-    index('customers_tags_idx').using('gin', t.tags),
+    // Lists and their counts only ever read live customers: a partial index keeps both index-only at scale.
+    // Ascending on purpose: Drizzle's .desc() emits DESC NULLS LAST, which cannot serve `ORDER BY … DESC`
+    // (NULLS FIRST); a backward scan of an ascending index can.
+    index('customers_org_live_created_idx').on(t.organizationId, t.createdAt, t.id).where(sql`${t.deletedAt} IS NULL`),
+  ],
+);
+
+/**
+ * The indexes for customer `search` and `tag`, kept beside `customers` on purpose.
+ * Under FORCE ROW LEVEL SECURITY PostgreSQL only uses an index for a condition
+ * whose operator is LEAKPROOF; LIKE, the pg_trgm operators and array containment
+ * are not, so a trigram or GIN index on `customers` itself is never used by the application role
+ * (measured: a sequential scan of the tenant's rows instead). This table has no
+ * `organization_id`, so no tenant policy: it maps search text to customer ids
+ * only, and every query joins back to `customers`, where RLS applies. Rows are
+ * written by the customers service and vanish with their customer (cascade).
+ */
+export const customerSearch = pgTable(
+  'customer_search',
+  {
+    customerId: text('customer_id')
+      .primaryKey()
+      .references(() => customers.id, { onDelete: 'cascade' }),
+    searchText: text('search_text').notNull(),
+    /** Copy of customers.tags, for the `tag` filter (array containment is not LEAKPROOF either). */
+    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+  },
+  (t) => [
+    index('customer_search_trgm_idx').using('gin', sql`${t.searchText} gin_trgm_ops`),
+    index('customer_search_tags_idx').using('gin', t.tags),
   ],
 );
 
@@ -62,7 +89,7 @@ export const properties = pgTable(
   },
   (t) => [
     index('properties_org_customer_idx').on(t.organizationId, t.customerId),
-    index('properties_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('properties_org_created_idx').on(t.organizationId, t.createdAt, t.id),
   ],
 );
 
@@ -81,5 +108,5 @@ export const services = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('services_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc())],
+  (t) => [index('services_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
 );

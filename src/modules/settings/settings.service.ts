@@ -1,7 +1,12 @@
+import { Decimal } from 'decimal.js';
 import { eq } from 'drizzle-orm';
+import type { Plan } from '../../config.js';
 import { organizations } from '../../db/schema/index.js';
-import { notFound } from '../../platform/errors.js';
+import { isValidTimeZone } from '../../platform/dates.js';
+import { invalidField, notFound } from '../../platform/errors.js';
+import { fromCents, toCents } from '../../platform/money.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import type { UpdateSettingsInput } from './settings.schemas.js';
 
 /** Organization settings (decisions §4) with their defaults. Money thresholds are cents. */
 export interface OrgSettings {
@@ -42,4 +47,66 @@ export async function getOrgSettings(ctx: Ctx): Promise<OrgSettings> {
     plan: org.plan,
     name: org.name,
   };
+}
+
+/** The settings as GET /api/settings shows them (money in currency units, plan read-only). */
+export function settingsView(s: OrgSettings) {
+  return {
+    timezone: s.timezone,
+    taxRate: s.taxRate,
+    currency: s.currency,
+    paymentTermsDays: s.paymentTermsDays,
+    billApprovalThreshold: s.billApprovalThresholdCents === null ? null : fromCents(s.billApprovalThresholdCents),
+    companyName: s.companyName,
+    companyEmail: s.companyEmail,
+    companyPhone: s.companyPhone,
+    companyAddress: s.companyAddress,
+    plan: s.plan as Plan,
+  };
+}
+
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+
+/**
+ * Checks everything JSON Schema cannot (IANA zone, ISO 4217 code, decimals) before
+ * writing, then merges into `organizations.settings` (timezone has its own column).
+ * Keys are OrgSettings' names, so getOrgSettings reads them back unchanged.
+ */
+export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput) {
+  if (input.timezone !== undefined && !isValidTimeZone(input.timezone)) {
+    throw invalidField('timezone', 'must be an IANA timezone such as America/Chicago');
+  }
+  if (input.currency !== undefined && !CURRENCIES.has(input.currency)) {
+    throw invalidField('currency', 'must be an ISO 4217 currency code such as USD or EUR');
+  }
+  if (input.taxRate !== undefined && new Decimal(input.taxRate).decimalPlaces() > 3) {
+    throw invalidField('taxRate', 'must have at most three decimals');
+  }
+  const patch: Partial<OrgSettings> = {};
+  if (input.billApprovalThreshold !== undefined) {
+    patch.billApprovalThresholdCents =
+      input.billApprovalThreshold === null ? null : toCents(input.billApprovalThreshold, 'billApprovalThreshold');
+  }
+  for (const key of ['taxRate', 'currency', 'paymentTermsDays'] as const) {
+    if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
+  }
+  for (const key of ['companyName', 'companyEmail', 'companyPhone', 'companyAddress'] as const) {
+    const value = input[key];
+    if (value !== undefined) patch[key] = value === null || value.trim() === '' ? null : value.trim();
+  }
+  const [org] = await ctx.tx
+    .select({ settings: organizations.settings })
+    .from(organizations)
+    .where(eq(organizations.id, ctx.organizationId))
+    .for('update');
+  if (!org) throw notFound('Organization');
+  await ctx.tx
+    .update(organizations)
+    .set({
+      settings: { ...((org.settings ?? {}) as Record<string, unknown>), ...patch },
+      ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
+      updatedAt: new Date(),
+    })
+    .where(eq(organizations.id, ctx.organizationId));
+  return settingsView(await getOrgSettings(ctx));
 }

@@ -1,0 +1,191 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import {
+  CreateCustomerBody,
+  CustomerList,
+  CustomerListQuery,
+  CustomerResponse,
+  UpdateCustomerBody,
+} from './customers.schemas.js';
+import {
+  anonymizeCustomer,
+  changeCustomerStatus,
+  createCustomer,
+  getCustomer,
+  hardDeleteCustomer,
+  listCustomers,
+  softDeleteCustomer,
+  updateCustomer,
+} from './customers.service.js';
+
+export default async function customerRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  const tags = ['customers'];
+  const adminOnly = { roles: ['owner', 'admin'] } as const;
+
+  app.get(
+    '/api/customers',
+    {
+      schema: {
+        tags,
+        summary: 'List customers (newest first); X-Total-Count and Link carry pagination',
+        querystring: CustomerListQuery,
+        response: { 200: CustomerList },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const page = pageOf(request.query);
+      const { search, tag, status } = request.query;
+      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        listCustomers(ctx, { search, tag, status }, page),
+      );
+      setPageHeaders(request, reply, page, result.total);
+      return { data: result.data };
+    },
+  );
+
+  app.get(
+    '/api/customers/:id',
+    { schema: { tags, summary: 'One customer', params: IdParams, response: { 200: CustomerResponse } } },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getCustomer(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/customers',
+    {
+      schema: {
+        tags,
+        summary: 'Create a customer (emits customer.created)',
+        body: CreateCustomerBody,
+        response: { 201: CustomerResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const customer = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        createCustomer(ctx, request.body),
+      );
+      return reply.code(201).send({ data: customer });
+    },
+  );
+
+  app.patch(
+    '/api/customers/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update some fields of a customer; null clears an optional field (emits customer.updated)',
+        params: IdParams,
+        body: UpdateCustomerBody,
+        response: { 200: CustomerResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          updateCustomer(ctx, request.params.id, request.body),
+        ),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/customers/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Soft-delete a customer: hidden from lists and reads, attached records kept (emits customer.deleted)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => softDeleteCustomer(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+
+  for (const action of ['deactivate', 'reactivate'] as const) {
+    app.post(
+      `/api/customers/:id/${action}`,
+      {
+        schema: {
+          tags,
+          summary:
+            action === 'deactivate'
+              ? 'Mark an active customer inactive (emits customer.updated); 409 if already inactive'
+              : 'Mark an inactive customer active again (emits customer.updated); 409 if already active',
+          params: IdParams,
+          body: EmptyBody,
+          response: { 200: CustomerResponse },
+        },
+      },
+      async (request) => {
+        const t = tenantOf(request);
+        return {
+          data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+            changeCustomerStatus(ctx, request.params.id, action),
+          ),
+        };
+      },
+    );
+  }
+
+  app.post(
+    '/api/customers/:id/anonymize',
+    {
+      config: adminOnly,
+      schema: {
+        tags,
+        summary:
+          "Erase a customer's personal data irreversibly (owner/admin); documents and payments stay (emits customer.updated)",
+        description:
+          'Name becomes "Anonymized"; email, phones, billing address, notes, tags and additional emails are cleared, and so are the addresses, gate codes and notes of its properties. Also works on a soft-deleted customer. 409 if already anonymized.',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: CustomerResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          anonymizeCustomer(ctx, request.params.id),
+        ),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/customers/:id/hard-delete',
+    {
+      config: adminOnly,
+      schema: {
+        tags,
+        summary:
+          'Delete a customer and everything attached to it for good (owner/admin; emits customer.deleted with the id only)',
+        description: 'Also works on a soft-deleted customer. One transaction: all or nothing.',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => hardDeleteCustomer(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,113 @@
+import { type Static, Type } from 'typebox';
+import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
+
+export const CUSTOMER_TYPES = ['INDIVIDUAL', 'BUSINESS', 'PROPERTY_MANAGER', 'HOA', 'OTHER'] as const;
+export type CustomerType = (typeof CUSTOMER_TYPES)[number];
+export const CUSTOMER_STATUSES = ['active', 'inactive'] as const;
+export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
+
+const Text = (maxLength: number, description?: string) =>
+  Type.String({ maxLength, ...(description ? { description } : {}) });
+const Email = (description?: string) =>
+  Type.String({ format: 'email', maxLength: 254, ...(description ? { description } : {}) });
+
+const CustomerTypeSchema = Type.Enum(CUSTOMER_TYPES, {
+  description: 'INDIVIDUAL (default), BUSINESS, PROPERTY_MANAGER, HOA or OTHER',
+});
+const StatusSchema = Type.Enum(CUSTOMER_STATUSES, { description: 'active or inactive (deactivate/reactivate)' });
+
+const FirstName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '\\S',
+  description:
+    'The canonical name slot: the first name of an individual, or the whole name of a business, HOA or property manager',
+});
+
+/** Create fields (spec 2.1 plus tags and taxExempt). */
+const createFields = {
+  firstName: FirstName,
+  lastName: Type.Optional(Nullable(Text(100, 'Surname, for individuals'))),
+  company: Type.Optional(Nullable(Text(200, 'Company name'))),
+  customerType: Type.Optional(CustomerTypeSchema),
+  email: Type.Optional(Nullable(Email('Primary email; receives documents'))),
+  additionalEmails: Type.Optional(
+    Type.Array(Email(), {
+      maxItems: 10,
+      uniqueItems: true,
+      description: 'Extra addresses that also receive documents',
+    }),
+  ),
+  phone: Type.Optional(Nullable(Text(40))),
+  secondaryPhone: Type.Optional(Nullable(Text(40, 'Second contact number'))),
+  billingAddress: Type.Optional(Nullable(Text(200, 'Street only'))),
+  billingCity: Type.Optional(Nullable(Text(100))),
+  billingState: Type.Optional(Nullable(Text(100))),
+  billingZip: Type.Optional(Nullable(Text(20))),
+  notes: Type.Optional(Nullable(Text(10_000, 'Internal notes'))),
+  tags: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '\\S' }), {
+      maxItems: 50,
+      description: 'Tag names (duplicates are dropped); the list filter `tag` matches one exactly',
+    }),
+  ),
+  taxExempt: Type.Optional(
+    Type.Boolean({ description: "When true, this customer's documents carry no tax; default false" }),
+  ),
+};
+
+export const CreateCustomerBody = Type.Object(createFields, { additionalProperties: false });
+
+/** Any create field; `null` clears an optional one. */
+export const UpdateCustomerBody = Type.Object(
+  { ...createFields, firstName: Type.Optional(FirstName) },
+  { additionalProperties: false },
+);
+export type CreateCustomerInput = Static<typeof CreateCustomerBody>;
+export type UpdateCustomerInput = Static<typeof UpdateCustomerBody>;
+
+export const Customer = Type.Object(
+  {
+    id: Type.String({ description: 'cus_…' }),
+    name: Type.String({ description: 'firstName + " " + lastName, trimmed' }),
+    firstName: Type.String(),
+    lastName: Nullable(Type.String()),
+    company: Nullable(Type.String()),
+    customerType: CustomerTypeSchema,
+    email: Nullable(Type.String()),
+    additionalEmails: Type.Array(Type.String()),
+    phone: Nullable(Type.String()),
+    secondaryPhone: Nullable(Type.String()),
+    address: Type.String({ description: '"street, city, state zip" from the billing parts present ("" when none)' }),
+    billingAddress: Nullable(Type.String()),
+    billingCity: Nullable(Type.String()),
+    billingState: Nullable(Type.String()),
+    billingZip: Nullable(Type.String()),
+    notes: Nullable(Type.String()),
+    tags: Type.Array(Type.String()),
+    taxExempt: Type.Boolean(),
+    status: StatusSchema,
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomerListQuery = Type.Object(
+  {
+    search: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description:
+          'Case-insensitive substring of the name, email or phone; a phone-like term also matches by digits ("(555) 010" finds 5550102000)',
+      }),
+    ),
+    tag: Type.Optional(Type.String({ maxLength: 50, description: 'Only customers carrying this tag (exact)' })),
+    status: Type.Optional(Type.Enum(CUSTOMER_STATUSES, { description: 'Only active or only inactive customers' })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+export const CustomerResponse = Envelope(Customer);
+export const CustomerList = Envelope(Type.Array(Customer));

@@ -1,0 +1,109 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { IdParams, NoContent } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import {
+  CreatePropertyBody,
+  PropertyList,
+  PropertyListQuery,
+  PropertyResponse,
+  UpdatePropertyBody,
+} from './properties.schemas.js';
+import { createProperty, deleteProperty, getProperty, listProperties, updateProperty } from './properties.service.js';
+
+export default async function propertyRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  const tags = ['properties'];
+
+  app.get(
+    '/api/properties',
+    {
+      schema: {
+        tags,
+        summary: 'List service addresses (newest first), optionally of one customer',
+        querystring: PropertyListQuery,
+        response: { 200: PropertyList },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const page = pageOf(request.query);
+      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        listProperties(ctx, { customerId: request.query.customerId }, page),
+      );
+      setPageHeaders(request, reply, page, result.total);
+      return { data: result.data };
+    },
+  );
+
+  app.get(
+    '/api/properties/:id',
+    { schema: { tags, summary: 'One property', params: IdParams, response: { 200: PropertyResponse } } },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getProperty(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/properties',
+    {
+      schema: {
+        tags,
+        summary: 'Add a service address to a live customer (400 on customerId otherwise)',
+        body: CreatePropertyBody,
+        response: { 201: PropertyResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const property = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        createProperty(ctx, request.body),
+      );
+      return reply.code(201).send({ data: property });
+    },
+  );
+
+  app.patch(
+    '/api/properties/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update some fields of a property; null clears an optional field',
+        params: IdParams,
+        body: UpdatePropertyBody,
+        response: { 200: PropertyResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          updateProperty(ctx, request.params.id, request.body),
+        ),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/properties/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a property (409 CONFLICT while other records still reference it)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteProperty(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,61 @@
+import { type Static, Type } from 'typebox';
+import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
+
+const Text = (maxLength: number, description?: string) =>
+  Type.String({ maxLength, ...(description ? { description } : {}) });
+
+const fields = {
+  name: Type.Optional(Nullable(Text(200, 'A label such as "Front yard" or "Lake house"'))),
+  street: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+  city: Type.Optional(Nullable(Text(100))),
+  state: Type.Optional(Nullable(Text(100))),
+  zip: Type.Optional(Nullable(Text(20))),
+  accessNotes: Type.Optional(Nullable(Text(5_000, 'How crews get in: dogs, parking, side gate'))),
+  gateCode: Type.Optional(Nullable(Text(50))),
+  lotSize: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 2_000_000_000, description: 'Square feet' }))),
+  lat: Type.Optional(Nullable(Type.Number({ minimum: -90, maximum: 90, description: 'Latitude, with lng' }))),
+  lng: Type.Optional(Nullable(Type.Number({ minimum: -180, maximum: 180, description: 'Longitude, with lat' }))),
+};
+
+export const CreatePropertyBody = Type.Object(
+  { customerId: Type.String({ minLength: 1, maxLength: 64, description: 'A live customer (cus_…)' }), ...fields },
+  { additionalProperties: false },
+);
+export const UpdatePropertyBody = Type.Object(
+  { ...fields, street: Type.Optional(fields.street) },
+  { additionalProperties: false },
+);
+export type CreatePropertyInput = Static<typeof CreatePropertyBody>;
+export type UpdatePropertyInput = Static<typeof UpdatePropertyBody>;
+
+export const Property = Type.Object(
+  {
+    id: Type.String({ description: 'prp_…' }),
+    customerId: Type.String(),
+    name: Nullable(Type.String()),
+    street: Type.String(),
+    city: Nullable(Type.String()),
+    state: Nullable(Type.String()),
+    zip: Nullable(Type.String()),
+    address: Type.String({ description: '"street, city, state zip" from the parts present' }),
+    accessNotes: Nullable(Type.String()),
+    gateCode: Nullable(Type.String()),
+    lotSize: Nullable(Type.Integer({ description: 'Square feet' })),
+    lat: Nullable(Type.Number()),
+    lng: Nullable(Type.Number()),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+export const PropertyListQuery = Type.Object(
+  {
+    customerId: Type.Optional(Type.String({ maxLength: 64, description: "Only this customer's properties" })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+export const PropertyResponse = Envelope(Property);
+export const PropertyList = Envelope(Type.Array(Property));

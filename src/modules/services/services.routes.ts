@@ -1,0 +1,108 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { IdParams, NoContent } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import {
+  CreateServiceBody,
+  ServiceList,
+  ServiceListQuery,
+  ServiceResponse,
+  UpdateServiceBody,
+} from './services.schemas.js';
+import { createService, deleteService, getService, listServices, updateService } from './services.service.js';
+
+export default async function serviceRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  const tags = ['services'];
+
+  app.get(
+    '/api/services',
+    {
+      schema: {
+        tags,
+        summary: 'List catalog services (newest first), optionally only active or inactive ones',
+        querystring: ServiceListQuery,
+        response: { 200: ServiceList },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const page = pageOf(request.query);
+      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        listServices(ctx, { active: request.query.active }, page),
+      );
+      setPageHeaders(request, reply, page, result.total);
+      return { data: result.data };
+    },
+  );
+
+  app.get(
+    '/api/services/:id',
+    { schema: { tags, summary: 'One service', params: IdParams, response: { 200: ServiceResponse } } },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getService(ctx, request.params.id)),
+      };
+    },
+  );
+
+  app.post(
+    '/api/services',
+    {
+      schema: {
+        tags,
+        summary: 'Add a service to the catalog',
+        body: CreateServiceBody,
+        response: { 201: ServiceResponse },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      const service = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createService(ctx, request.body));
+      return reply.code(201).send({ data: service });
+    },
+  );
+
+  app.patch(
+    '/api/services/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update some fields of a service; null clears an optional field',
+        params: IdParams,
+        body: UpdateServiceBody,
+        response: { 200: ServiceResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          updateService(ctx, request.params.id, request.body),
+        ),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/services/:id',
+    {
+      schema: {
+        tags,
+        summary:
+          'Delete a service from the catalog (409 CONFLICT while line items still reference it; deactivate it instead)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteService(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+}

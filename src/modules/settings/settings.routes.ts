@@ -1,0 +1,41 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/access.js';
+import { inTenant } from '../../platform/tenancy.js';
+import { SettingsResponse, UpdateSettingsBody } from './settings.schemas.js';
+import { getOrgSettings, settingsView, updateOrgSettings } from './settings.service.js';
+
+export default async function settingsRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  const tags = ['settings'];
+
+  app.get(
+    '/api/settings',
+    { schema: { tags, summary: "The organization's settings and plan", response: { 200: SettingsResponse } } },
+    async (request) => {
+      const t = tenantOf(request);
+      const settings = await inTenant(database.db, t.organizationId, t.actor, getOrgSettings);
+      return { data: settingsView(settings) };
+    },
+  );
+
+  app.patch(
+    '/api/settings',
+    {
+      config: { roles: ['owner', 'admin'] },
+      schema: {
+        tags,
+        summary: 'Change some settings (owner/admin); plan is read-only',
+        body: UpdateSettingsBody,
+        response: { 200: SettingsResponse },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      return {
+        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => updateOrgSettings(ctx, request.body)),
+      };
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import { type Static, Type } from 'typebox';
+import { Envelope, Money, Nullable } from '../../platform/schemas.js';
+
+const Text = (maxLength: number, description: string) => Nullable(Type.String({ maxLength, description }));
+
+const fields = {
+  timezone: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'IANA timezone, e.g. America/Chicago; "today" and date filters use it',
+  }),
+  taxRate: Type.Number({
+    minimum: 0,
+    maximum: 100,
+    description: 'Percent, 0..100, at most three decimals (8.25 = 8.25 %)',
+  }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case; default USD' }),
+  paymentTermsDays: Type.Integer({
+    minimum: 0,
+    maximum: 365,
+    description: 'Default invoice due date = invoice date + this; default 30',
+  }),
+  billApprovalThreshold: Nullable(Money('Vendor bills above this amount need approval; null = no approval step')),
+  companyName: Text(200, 'Shown on documents and emails'),
+  companyEmail: Nullable(
+    Type.String({ format: 'email', maxLength: 254, description: 'Reply-to address on documents' }),
+  ),
+  companyPhone: Text(40, 'Shown on documents'),
+  companyAddress: Text(500, 'Shown on documents'),
+};
+
+export const UpdateSettingsBody = Type.Object(
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof typeof fields]: ReturnType<typeof Type.Optional<(typeof fields)[K]>>;
+  },
+  {
+    additionalProperties: false,
+    description: '`plan` is read-only here (operators change it with `npm run admin -- set-plan`)',
+  },
+);
+export type UpdateSettingsInput = Static<typeof UpdateSettingsBody>;
+
+export const Settings = Type.Object(
+  {
+    ...fields,
+    billApprovalThreshold: Nullable(Type.Number()),
+    plan: Type.Enum(['starter', 'pro', 'business'], { description: 'Read-only' }),
+  },
+  { additionalProperties: false },
+);
+
+export const SettingsResponse = Envelope(Settings);
