@@ -71,7 +71,7 @@ export const invoices = pgTable(
   },
   (t) => [
     uniqueIndex('invoices_org_number_uq').on(t.organizationId, t.invoiceNumber),
-    index('invoices_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('invoices_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('invoices_org_customer_idx').on(t.organizationId, t.customerId),
     index('invoices_org_date_idx').on(t.organizationId, t.invoiceDate),
     // The overdue sweep looks across organizations at open invoices only.
@@ -145,7 +145,7 @@ export const estimates = pgTable(
   },
   (t) => [
     uniqueIndex('estimates_org_number_uq').on(t.organizationId, t.estimateNumber),
-    index('estimates_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('estimates_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('estimates_org_customer_idx').on(t.organizationId, t.customerId),
     index('estimates_open_expiry_idx').on(t.expirationDate).where(sql`status IN ('sent', 'viewed')`),
   ],

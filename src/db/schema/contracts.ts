@@ -15,7 +15,7 @@ export const contractTemplates = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('contract_templates_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc())],
+  (t) => [index('contract_templates_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
 );
 
 /** A contract's line: money in cents; `amountCents` = round(quantity × unitPrice). */
@@ -63,7 +63,7 @@ export const contracts = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index('contracts_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('contracts_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('contracts_org_status_idx').on(t.organizationId, t.status),
     index('contracts_org_customer_idx').on(t.organizationId, t.customerId),
   ],
