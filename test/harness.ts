@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { buildApp } from '../src/app.js';
+import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig, type Plan } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { organizations } from '../src/db/schema/index.js';
@@ -58,21 +58,30 @@ export const TEST_ENV: Record<string, string> = {
 };
 
 /** Builds the app on a fresh database. `env` overrides configuration variables. */
-export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function createHarness(env: Record<string, string> = {}, options: BuildOptions = {}): Promise<Harness> {
   const database = await createTestDatabase();
   const config = loadConfig({
     ...TEST_ENV,
     MAIL_OUTBOX_FILE: join(tmpdir(), `crm-mail-${process.pid}-${Date.now()}.log`),
     ...env,
   });
-  const app = await buildApp(config, database);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config, database, options);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
   return {
     app,
     database,
     config,
     close: async () => {
-      await app.close();
-      await database.close();
+      try {
+        await app.close();
+      } finally {
+        await database.close();
+      }
     },
   };
 }
