@@ -124,6 +124,17 @@ export async function buildApp(
     reply.header('X-Request-Id', request.id);
   });
 
+  // Graceful shutdown: close() waits for every open connection, and a keep-alive connection
+  // would idle on for its timeout. Responses sent while closing end their connection instead.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('Connection', 'close');
+    return payload;
+  });
+
   await app.register(cors, {
     // Closed unless CORS_ORIGINS lists browser origins (the office app's, say).
     origin: config.corsOrigins.length > 0 ? config.corsOrigins : false,
@@ -182,7 +193,9 @@ export async function buildApp(
       );
       const applied = Number(row?.n ?? 0);
       if (applied < SHIPPED_MIGRATIONS) {
-        return reply.code(503).send({ status: 'migrations pending', migrations: applied, expected: SHIPPED_MIGRATIONS });
+        return reply
+          .code(503)
+          .send({ status: 'migrations pending', migrations: applied, expected: SHIPPED_MIGRATIONS });
       }
       return { status: 'ready', migrations: applied };
     } catch {

@@ -206,7 +206,11 @@ describe('API conventions', () => {
       expect(res.statusCode, on).toBe(400);
       expect(res.json().error.details[0].field).toBe('on');
     }
-    const coerced = await h.app.inject({ method: 'POST', url: '/api/test/dates', payload: { on: '2026-01-01', count: '1' } });
+    const coerced = await h.app.inject({
+      method: 'POST',
+      url: '/api/test/dates',
+      payload: { on: '2026-01-01', count: '1' },
+    });
     expect(coerced.statusCode).toBe(400);
     expect(coerced.json().error.details[0].field).toBe('count');
   });
@@ -291,7 +295,8 @@ describe('API conventions', () => {
     expect(doc.statusCode).toBe(200);
     expect(doc.json().openapi).toBe('3.1.0');
     const page = await h.app.inject({ method: 'GET', url: '/docs' });
-    const html = page.statusCode === 302 ? await h.app.inject({ method: 'GET', url: page.headers.location as string }) : page;
+    const html =
+      page.statusCode === 302 ? await h.app.inject({ method: 'GET', url: page.headers.location as string }) : page;
     expect(html.statusCode).toBe(200);
     expect(html.headers['content-type']).toMatch(/text\/html/);
     const assets = [...html.body.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)].map((m) => m[1] as string);

@@ -72,9 +72,9 @@ describe('identity over real HTTP', () => {
 
   it('answers a duplicate sign-up with 409 CONFLICT and a short password with 400', async () => {
     const email = `dup-${Date.now()}@example.com`;
-    expect((await post('/api/auth/sign-up/email', { name: 'A', email, password: 'correct horse battery' })).status).toBe(
-      200,
-    );
+    expect(
+      (await post('/api/auth/sign-up/email', { name: 'A', email, password: 'correct horse battery' })).status,
+    ).toBe(200);
     const dup = await post('/api/auth/sign-up/email', { name: 'B', email, password: 'another password' });
     expect(dup.status).toBe(409);
     expect((await dup.json()).error.code).toBe('CONFLICT');
@@ -170,7 +170,12 @@ describe('organizations, members and invitations', () => {
     // The new member works in the organization but may not invite or manage keys.
     const asMember = await h.app.inject({ method: 'GET', url: '/api/members', headers: { cookie: invitee.cookie } });
     expect(asMember.statusCode).toBe(200);
-    expect(asMember.json().data.map((m: { role: string }) => m.role).sort()).toEqual(['member', 'owner']);
+    expect(
+      asMember
+        .json()
+        .data.map((m: { role: string }) => m.role)
+        .sort(),
+    ).toEqual(['member', 'owner']);
     const invite = await h.app.inject({
       method: 'POST',
       url: '/api/invitations',

@@ -80,24 +80,24 @@ describe('OpenAPI completeness check', () => {
         extraRoutes: (app) => {
           app.get('/api/undocumented', async () => ({ data: 1 }));
           app.get('/api/hidden', { schema: { hide: true, response: { 200: Type.Any() } } }, async () => ({ data: 1 }));
-          app.post(
-            '/api/nosummary/:id',
-            { schema: { tags: ['x'], response: { 201: Type.Any() } } },
-            async () => ({ data: 1 }),
-          );
+          app.post('/api/nosummary/:id', { schema: { tags: ['x'], response: { 201: Type.Any() } } }, async () => ({
+            data: 1,
+          }));
         },
       },
     );
     try {
-      expect(openApiProblems(h.app).sort()).toEqual([
-        'GET /api/hidden: hidden from the document',
-        'GET /api/hidden: missing from /openapi.json',
-        'GET /api/undocumented: no success response schema',
-        'GET /api/undocumented: no summary',
-        'GET /api/undocumented: no tags',
-        'GET /api/undocumented: error responses not documented',
-        'POST /api/nosummary/:id: no summary',
-      ].sort());
+      expect(openApiProblems(h.app).sort()).toEqual(
+        [
+          'GET /api/hidden: hidden from the document',
+          'GET /api/hidden: missing from /openapi.json',
+          'GET /api/undocumented: no success response schema',
+          'GET /api/undocumented: no summary',
+          'GET /api/undocumented: no tags',
+          'GET /api/undocumented: error responses not documented',
+          'POST /api/nosummary/:id: no summary',
+        ].sort(),
+      );
     } finally {
       await h.close();
     }

@@ -84,7 +84,11 @@ describe.skipIf(!hasRedis)('rate limiting shared through Redis (REDIS_URL)', () 
       }
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) {
-        const res = await apps[i % 2]?.inject({ method: 'GET', url: '/api/members', headers: { cookie: owner.cookie } });
+        const res = await apps[i % 2]?.inject({
+          method: 'GET',
+          url: '/api/members',
+          headers: { cookie: owner.cookie },
+        });
         statuses.push(res?.statusCode ?? 0);
         if (i < 5) expect(res?.headers.ratelimit).toMatch(new RegExp(`^"default";r=${4 - i};`));
       }

@@ -98,7 +98,9 @@ describe('tenant isolation (row-level security)', () => {
     // Moving an own row into another tenant is refused too (WITH CHECK).
     await expect(
       asApp(a.organizationId, (tx) =>
-        tx.execute(sql`UPDATE members SET organization_id = ${b.organizationId} WHERE organization_id = ${a.organizationId}`),
+        tx.execute(
+          sql`UPDATE members SET organization_id = ${b.organizationId} WHERE organization_id = ${a.organizationId}`,
+        ),
       ),
     ).rejects.toThrow();
     const bName = rowsOf<{ name: string }>(
@@ -106,7 +108,9 @@ describe('tenant isolation (row-level security)', () => {
     )[0]?.name;
     expect(bName).toBe('B');
     const bMembers = rowsOf<{ n: number }>(
-      await h.database.db.execute(sql`SELECT count(*)::int AS n FROM members WHERE organization_id = ${b.organizationId}`),
+      await h.database.db.execute(
+        sql`SELECT count(*)::int AS n FROM members WHERE organization_id = ${b.organizationId}`,
+      ),
     )[0]?.n;
     expect(bMembers).toBe(1);
   });
@@ -133,7 +137,9 @@ describe('tenant isolation (row-level security)', () => {
         ORDER BY 1`),
     );
     const names = tables.map((t) => t.table_name);
-    expect(names).toEqual(expect.arrayContaining(['organizations', 'members', 'api_keys', 'events', 'idempotency_keys']));
+    expect(names).toEqual(
+      expect.arrayContaining(['organizations', 'members', 'api_keys', 'events', 'idempotency_keys']),
+    );
     for (const t of tables) {
       expect({ table: t.table_name, enabled: t.enabled, force: t.force }).toEqual({
         table: t.table_name,
