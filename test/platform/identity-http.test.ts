@@ -131,6 +131,19 @@ describe('organizations, members and invitations', () => {
     expect(activated.json().data).toMatchObject({ id: owner.organizationId, active: true, role: 'owner' });
     const members = await owner.call('GET', '/api/members');
     expect(members.json().data).toHaveLength(1);
+    // A new sign-in starts in the organization activated last, so tenant routes work at once.
+    const signIn = await h.app.inject({
+      method: 'POST',
+      url: '/api/auth/sign-in/email',
+      payload: { email: owner.email, password: 'correct horse battery' },
+    });
+    const fresh = cookieFrom(signIn);
+    expect(fresh).not.toBe(owner.cookie);
+    const inFirst = await h.app.inject({ method: 'GET', url: '/api/organizations', headers: { cookie: fresh } });
+    expect(inFirst.json().data.find((o: { active: boolean }) => o.active).id).toBe(owner.organizationId);
+    expect((await h.app.inject({ method: 'GET', url: '/api/members', headers: { cookie: fresh } })).statusCode).toBe(
+      200,
+    );
     // Someone else's organization cannot be activated: 404 like a missing one.
     const stranger = await newTenant(h);
     const foreign = await stranger.call('POST', `/api/organizations/${secondId}/activate`);
