@@ -72,6 +72,9 @@ describe('Idempotency-Key on POST', () => {
     expect(again.json()).toEqual(first.json());
     expect(again.headers['content-type']).toMatch(/application\/json/);
     expect(await invitationCount()).toBe(1);
+    // The same JSON with its keys in another order is the same request.
+    const reordered = await owner.call('POST', '/api/invitations', { role: 'member', email: 'crew@example.com' }, key);
+    expect(reordered.headers['idempotent-replayed']).toBe('true');
     // Without a key, the same body creates a second invitation.
     expect((await owner.call('POST', '/api/invitations', body)).statusCode).toBe(201);
     expect(await invitationCount()).toBe(2);
