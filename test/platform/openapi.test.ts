@@ -60,6 +60,22 @@ describe('OpenAPI document', () => {
     expect(openApiProblems(h.app)).toEqual([]);
   });
 
+  it('answers 401 without credentials on every /api route except /api/auth/* and /api/portal/*', async () => {
+    const open = (url: string) => url.startsWith('/api/auth/') || url.startsWith('/api/portal/');
+    const problems: string[] = [];
+    for (const route of h.app.registeredRoutes) {
+      if (!route.url.startsWith('/api/') || open(route.url) || route.method === 'OPTIONS') continue;
+      const url = route.url.replace(/:[A-Za-z0-9_]+/g, 'x_1').replace('*', 'x');
+      const res = await h.app.inject({
+        method: route.method as 'GET',
+        url,
+        payload: route.method === 'GET' || route.method === 'HEAD' ? undefined : {},
+      });
+      if (res.statusCode !== 401) problems.push(`${route.method} ${route.url}: ${res.statusCode}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('serves the same document at /openapi.json, OpenAPI 3.1 with both security schemes', async () => {
     const res = await h.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
