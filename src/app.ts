@@ -50,6 +50,8 @@ declare module 'fastify' {
 export interface BuildOptions {
   /** Registers extra routes before the app is sealed (tests: a route that throws, say). */
   extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** How many migrations the code ships; /readyz is ready only when the database has them all. */
@@ -69,6 +71,7 @@ export async function buildApp(
     logger: {
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'],
+      ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: 1024 * 1024,
     trustProxy: false,

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -338,5 +339,34 @@ describe('CORS with CORS_ORIGINS', () => {
       headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
     });
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
+
+describe('logs', () => {
+  it('writes JSON lines carrying the request id, with the error detail a 500 body leaves out', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logStream = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const h = await createHarness({ LOG_LEVEL: 'info' }, { extraRoutes, logStream });
+    try {
+      const res = await h.app.inject({
+        method: 'GET',
+        url: '/api/test/throw',
+        headers: { 'x-request-id': 'log-test-1', authorization: 'Bearer sk_secret_value_123' },
+      });
+      expect(res.statusCode).toBe(500);
+      const mine = lines.filter((l) => l.reqId === 'log-test-1');
+      expect(mine.map((l) => l.msg)).toEqual(['incoming request', 'unhandled error', 'request completed']);
+      const error = mine.find((l) => l.msg === 'unhandled error') as { err: { message: string; stack: string } };
+      expect(error.err.message).toContain('hunter2');
+      expect(error.err.stack).toContain('conventions.test.ts');
+      expect(JSON.stringify(lines)).not.toContain('sk_secret_value_123');
+    } finally {
+      await h.close();
+    }
   });
 });
