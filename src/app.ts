@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -30,24 +31,52 @@ export interface AppDeps {
 
 export type App = FastifyInstance;
 
+/** A route as registered, for the OpenAPI completeness check (test/platform/openapi.test.ts). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  hidden: boolean;
+  responseStatuses: string[];
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     deps: AppDeps;
+    /** Every route registered on the app, in order (filled by an onRoute hook). */
+    registeredRoutes: RegisteredRoute[];
   }
 }
+
+export interface BuildOptions {
+  /** Registers extra routes before the app is sealed (tests: a route that throws, say). */
+  extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: NodeJS.WritableStream;
+}
+
+/** How many migrations the code ships; /readyz is ready only when the database has them all. */
+const SHIPPED_MIGRATIONS = (
+  JSON.parse(readFileSync(new URL('../drizzle/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] }
+).entries.length;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the HTTP application; never listens (tests call `inject` or `listen` themselves). */
-export async function buildApp(config: Config, database: Database): Promise<FastifyInstance> {
+export async function buildApp(
+  config: Config,
+  database: Database,
+  options: BuildOptions = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'],
+      ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: 1024 * 1024,
     trustProxy: false,
-    requestIdHeader: 'x-request-id',
+    // false: with a header name set, Fastify would take the incoming value unchecked; genReqId checks it.
+    requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req');
@@ -66,6 +95,8 @@ export async function buildApp(config: Config, database: Database): Promise<Fast
     mailer: createMailer(config),
   };
   app.decorate('deps', deps);
+  const registeredRoutes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', registeredRoutes);
   app.addHook('onClose', async () => {
     await deps.limiters.close();
     deps.mailer.close();
@@ -100,6 +131,17 @@ export async function buildApp(config: Config, database: Database): Promise<Fast
     if ((request.body === undefined || request.body === null) && request.routeOptions.schema?.body) request.body = {};
   });
 
+  // Graceful shutdown: close() waits for every open connection, and a keep-alive connection
+  // would idle on for its timeout. Responses sent while closing end their connection instead.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('Connection', 'close');
+    return payload;
+  });
+
   await app.register(cors, {
     // Closed unless CORS_ORIGINS lists browser origins (the office app's, say).
     origin: config.corsOrigins.length > 0 ? config.corsOrigins : false,
@@ -132,6 +174,15 @@ export async function buildApp(config: Config, database: Database): Promise<Fast
   // Every documented route also declares the error shape, so errors are documented and serialised by schema.
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      registeredRoutes.push({
+        method,
+        url: route.url,
+        hidden: schema?.hide === true,
+        responseStatuses: Object.keys(schema?.response ?? {}),
+      });
+    }
     if (schema?.response && !schema.hide) {
       schema.response = { ...schema.response, '4xx': { $ref: 'ErrorBody#' }, '5xx': { $ref: 'ErrorBody#' } };
     }
@@ -148,6 +199,11 @@ export async function buildApp(config: Config, database: Database): Promise<Fast
         await database.db.execute(sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`),
       );
       const applied = Number(row?.n ?? 0);
+      if (applied < SHIPPED_MIGRATIONS) {
+        return reply
+          .code(503)
+          .send({ status: 'migrations pending', migrations: applied, expected: SHIPPED_MIGRATIONS });
+      }
       return { status: 'ready', migrations: applied };
     } catch {
       return reply.code(503).send({ status: 'unavailable' });
@@ -155,6 +211,7 @@ export async function buildApp(config: Config, database: Database): Promise<Fast
   });
 
   for (const register of modules) await app.register(register);
+  if (options.extraRoutes) await app.register(async (child) => options.extraRoutes?.(child));
   await app.ready();
   return app;
 }

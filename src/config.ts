@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+
 /**
  * Configuration is parsed once, here, from the environment (decisions.md §1).
  * Nothing else in the code base reads process.env: code that needs a setting
@@ -81,12 +83,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } catch {
     throw new ConfigError(`BASE_URL is not a URL: "${baseUrl}"`);
   }
+  const dataDir = env.DATA_DIR ?? './data';
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: env.DATA_DIR ?? './data',
+    dataDir,
     authSecret,
     nodeEnv,
     defaultPlan: plan,
@@ -101,7 +104,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .map((s) => s.trim())
       .filter(Boolean),
     logLevel: env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
-    mailOutboxFile: env.MAIL_OUTBOX_FILE ?? './data/outbox.log',
+    // Next to the embedded database unless that lives in memory.
+    mailOutboxFile: env.MAIL_OUTBOX_FILE ?? join(dataDir.startsWith('memory://') ? './data' : dataDir, 'outbox.log'),
   };
 }
 

@@ -26,6 +26,7 @@ export default async function setup(project: TestProject) {
     const template = `${prefix}_tpl`;
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
+    await dropStaleDatabases(admin);
     await admin.query(`CREATE DATABASE ${template}`);
     const tplUrl = withDatabase(url, template);
     const database = await openDatabase({ databaseUrl: tplUrl, poolMax: 1 });
@@ -58,4 +59,18 @@ export function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();
+}
+
+/** Databases of runs that died without their teardown (killed, crashed) and are over 6 hours old. */
+const STALE_MS = 6 * 3600 * 1000;
+
+async function dropStaleDatabases(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ datname: string }>(
+    "SELECT datname FROM pg_database WHERE datname LIKE 'crm\\_t%'",
+  );
+  for (const { datname } of rows) {
+    const started = /^crm_t\d+_([0-9a-z]+)_/.exec(datname)?.[1];
+    if (!started || Date.now() - Number.parseInt(started, 36) < STALE_MS) continue;
+    await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+  }
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -7,12 +7,14 @@ import { eq } from 'drizzle-orm';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { buildApp } from '../src/app.js';
+import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig, type Plan } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { organizations } from '../src/db/schema/index.js';
 import { newId } from '../src/platform/ids.js';
 import { withDatabase } from './global-setup.js';
+
+let counter = 0;
 
 /** A fresh, migrated database for one test file (see global-setup.ts). */
 export async function createTestDatabase(): Promise<Database> {
@@ -58,21 +60,28 @@ export const TEST_ENV: Record<string, string> = {
 };
 
 /** Builds the app on a fresh database. `env` overrides configuration variables. */
-export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function createHarness(env: Record<string, string> = {}, options: BuildOptions = {}): Promise<Harness> {
   const database = await createTestDatabase();
-  const config = loadConfig({
-    ...TEST_ENV,
-    MAIL_OUTBOX_FILE: join(tmpdir(), `crm-mail-${process.pid}-${Date.now()}.log`),
-    ...env,
-  });
-  const app = await buildApp(config, database);
+  const mailFile = join(tmpdir(), `crm-mail-${process.pid}-${Date.now()}-${++counter}.log`);
+  const config = loadConfig({ ...TEST_ENV, MAIL_OUTBOX_FILE: mailFile, ...env });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config, database, options);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
   return {
     app,
     database,
     config,
     close: async () => {
-      await app.close();
-      await database.close();
+      try {
+        await app.close();
+      } finally {
+        await database.close();
+        rmSync(mailFile, { force: true });
+      }
     },
   };
 }
@@ -90,8 +99,6 @@ export interface TestUser {
   cookie: string;
   call(method: string, url: string, body?: unknown, opts?: CallOptions): Promise<LightMyRequestResponse>;
 }
-
-let counter = 0;
 
 export function cookieFrom(res: LightMyRequestResponse): string {
   const raw = res.headers['set-cookie'];

@@ -53,8 +53,15 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
       if (route.url?.startsWith('/api/')) reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
       return;
     }
-    const principal = await opts.resolver.resolve(request.headers);
-    if (!principal) throw new AppError('UNAUTHENTICATED', 'Authentication required: sign in or send an API key');
+    // Failed authentication counts against the caller's IP, so guessing keys or cookies is throttled too.
+    const principal = await opts.resolver.resolve(request.headers).catch(async (err: unknown) => {
+      reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
+      throw err;
+    });
+    if (!principal) {
+      reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
+      throw new AppError('UNAUTHENTICATED', 'Authentication required: sign in or send an API key');
+    }
     request.principal = principal;
     const key =
       principal.kind === 'apiKey'

@@ -40,7 +40,7 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { db: Db }) {
     }
     const principal = request.principal?.apiKeyId ?? request.principal?.userId ?? '';
     const requestHash = createHash('sha256')
-      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+      .update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`)
       .digest('hex');
     const outcome = await withTenant(db, orgId, async (tx) => {
       const now = Date.now();
@@ -95,6 +95,18 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { db: Db }) {
     });
     return payload;
   });
+}
+
+/** JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 export const idempotency = fp(idempotencyPlugin, { name: 'idempotency' });

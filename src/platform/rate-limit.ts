@@ -14,6 +14,8 @@ export interface Limiters {
   /** Failed sign-ins per email: 10 per 15 minutes (decisions §3). */
   signInFailures: RateLimiterMemory | RateLimiterRedis;
   perMinute: number;
+  /** The shared store when REDIS_URL is set (tests wait for it to be ready). */
+  redis: Redis | undefined;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export function createLimiters(config: Config): Limiters {
     requests: make('req', config.rateLimitPerMinute, 60),
     signInFailures: make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration),
     perMinute: config.rateLimitPerMinute,
+    redis,
     close: async () => {
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },

@@ -6,9 +6,11 @@ import type { FastifySchemaCompiler } from 'fastify';
  * Bodies are validated strictly: no type coercion ("5" is not 5) and no silent
  * removal of unknown fields (they are refused, decisions §3). Query strings and
  * path parameters arrive as text, so there numbers and booleans are coerced.
+ * `allErrors` so a client learns every bad field at once (one `details` entry per
+ * field, decisions §3); bodies are capped at 1 MiB, which bounds the work.
  */
 function makeAjv(opts: Options): Ajv {
-  const ajv = new Ajv({ allErrors: false, useDefaults: true, removeAdditional: false, strict: false, ...opts });
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, strict: false, ...opts });
   // ajv-formats' default export is typed for CommonJS; it is the plugin function.
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   return ajv;

@@ -118,9 +118,20 @@ describe('identity, organizations and API keys', () => {
   });
 });
 
-routeSecuritySuite('identity', async () => [
-  { method: 'GET', url: '/api/members' },
-  { method: 'GET', url: '/api/api-keys', adminOnly: true, businessOnly: true },
-  { method: 'POST', url: '/api/api-keys', body: { name: 'k' }, adminOnly: true, businessOnly: true },
-  { method: 'POST', url: '/api/invitations', body: { email: 'x@example.com', role: 'member' }, adminOnly: true },
-]);
+routeSecuritySuite('identity', async (_h, owner) => {
+  const key = (await owner.call('POST', '/api/api-keys', { name: 'suite' })).json().data.id;
+  const inv = (await owner.call('POST', '/api/invitations', { email: 'suite@example.com', role: 'member' })).json().data
+    .id;
+  return [
+    { method: 'GET', url: '/api/organizations' },
+    { method: 'POST', url: '/api/organizations', body: { name: 'X' } },
+    { method: 'POST', url: `/api/organizations/${owner.organizationId}/activate`, crossTenant: true },
+    { method: 'GET', url: '/api/members' },
+    { method: 'GET', url: '/api/api-keys', adminOnly: true, businessOnly: true },
+    { method: 'POST', url: '/api/api-keys', body: { name: 'k' }, adminOnly: true, businessOnly: true },
+    { method: 'DELETE', url: `/api/api-keys/${key}`, crossTenant: true, adminOnly: true, businessOnly: true },
+    { method: 'GET', url: '/api/invitations', adminOnly: true },
+    { method: 'POST', url: '/api/invitations', body: { email: 'x@example.com', role: 'member' }, adminOnly: true },
+    { method: 'POST', url: `/api/invitations/${inv}/accept`, crossTenant: true },
+  ];
+});

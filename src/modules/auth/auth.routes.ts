@@ -55,7 +55,12 @@ export default async function authRoutes(fastify: FastifyInstance) {
         422: 'CONFLICT',
         429: 'RATE_LIMITED',
       };
-      const message = typeof body?.message === 'string' ? body.message : 'Authentication failed';
+      const message =
+        typeof body?.message === 'string'
+          ? body.message
+          : response.status === 404
+            ? `Route ${request.method} ${request.url.split('?')[0]} not found`
+            : 'Authentication failed';
       throw new AppError(codes[response.status] ?? 'VALIDATION_FAILED', message);
     }
     resolver.invalidate();

@@ -1,11 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { asc, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { members, users } from '../../db/schema/index.js';
 import { tenantOf } from '../../platform/access.js';
-import { DateTime, Envelope } from '../../platform/schemas.js';
-import { type Ctx, inTenant } from '../../platform/tenancy.js';
+import { DateTime, Envelope, IdParams, NoContent } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import { changeMemberRole, listMembers, removeMember } from './members.service.js';
+
+const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 
 const Member = Type.Object(
   {
@@ -13,45 +14,73 @@ const Member = Type.Object(
     userId: Type.String({ description: 'The team member id used in job assignments' }),
     name: Type.String(),
     email: Type.String(),
-    role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]),
+    role: RoleSchema,
     createdAt: DateTime(),
   },
   { additionalProperties: false },
 );
 
-/** The organization's team; other modules check assignments against it. */
-export async function listMembers(ctx: Ctx) {
-  const rows = await ctx.tx
-    .select({
-      id: members.id,
-      userId: members.userId,
-      name: users.name,
-      email: users.email,
-      role: members.role,
-      createdAt: members.createdAt,
-    })
-    .from(members)
-    .innerJoin(users, eq(users.id, members.userId))
-    .where(eq(members.organizationId, ctx.organizationId))
-    .orderBy(asc(members.createdAt), asc(members.id));
-  return rows.map((r) => ({ ...r, role: r.role as 'owner' | 'admin' | 'member' }));
-}
+export { listMembers };
 
 export default async function memberRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database } = app.deps;
+  const { database, resolver } = app.deps;
+  const tags = ['members'];
+  const admin = { roles: ['owner', 'admin'] } as const;
+
   app.get(
     '/api/members',
     {
-      schema: {
-        tags: ['members'],
-        summary: "The active organization's members",
-        response: { 200: Envelope(Type.Array(Member)) },
-      },
+      schema: { tags, summary: "The active organization's members", response: { 200: Envelope(Type.Array(Member)) } },
     },
     async (request) => {
       const t = tenantOf(request);
       return { data: await inTenant(database.db, t.organizationId, t.actor, listMembers) };
+    },
+  );
+
+  app.patch(
+    '/api/members/:id',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Change a member's role",
+        description:
+          'Owner/admin. Only an owner can make someone an owner or change an owner; the last owner cannot be demoted (409 INVALID_STATE).',
+        params: IdParams,
+        body: Type.Object({ role: RoleSchema }, { additionalProperties: false }),
+        response: { 200: Envelope(Member) },
+      },
+    },
+    async (request) => {
+      const t = tenantOf(request);
+      const member = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        changeMemberRole(ctx, request.params.id, request.body.role),
+      );
+      resolver.invalidate();
+      return { data: member };
+    },
+  );
+
+  app.delete(
+    '/api/members/:id',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Remove a member from the organization',
+        description:
+          'Owner/admin. Only an owner can remove an owner; the last owner cannot be removed (409 INVALID_STATE). The user keeps their account.',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const t = tenantOf(request);
+      await inTenant(database.db, t.organizationId, t.actor, (ctx) => removeMember(ctx, request.params.id));
+      resolver.invalidate();
+      return reply.code(204).send(null);
     },
   );
 }

@@ -18,7 +18,7 @@ export const Organization = Type.Object(
 
 export const CreateOrganizationBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Not blank' }),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA name; default UTC' })),
   },
   { additionalProperties: false },

@@ -63,7 +63,11 @@ export async function activateOrganization(db: Db, userId: string, sessionId: st
 }
 
 export async function setActiveOrganization(db: Db, sessionId: string, organizationId: string) {
-  await db.update(sessions).set({ activeOrganizationId: organizationId }).where(eq(sessions.id, sessionId));
+  // updatedAt too: the next sign-in starts in the organization activated last (platform/auth/better-auth.ts).
+  await db
+    .update(sessions)
+    .set({ activeOrganizationId: organizationId, updatedAt: new Date() })
+    .where(eq(sessions.id, sessionId));
 }
 
 function view(org: typeof organizations.$inferSelect, role: string): Omit<OrganizationView, 'active'> {

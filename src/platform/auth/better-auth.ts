@@ -1,9 +1,10 @@
 import { hash, verify } from '@node-rs/argon2';
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
+import { and, desc, eq, isNotNull } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
-import { accounts, sessions, users, verifications } from '../../db/schema/index.js';
+import { accounts, members, sessions, users, verifications } from '../../db/schema/index.js';
 import { newId } from '../ids.js';
 
 /** Argon2id (OWASP's first choice) with @node-rs/argon2's defaults: m=19 MiB, t=2, p=1. */
@@ -40,6 +41,17 @@ export function createAuth(config: Config, db: Db) {
         activeOrganizationId: { type: 'string', required: false, input: false },
       },
     },
+    databaseHooks: {
+      session: {
+        create: {
+          // A new sign-in starts in the organization the user last worked in, so tenant routes work at once.
+          before: async (session) => {
+            const activeOrganizationId = await lastOrganizationOf(db, session.userId);
+            return activeOrganizationId ? { data: { ...session, activeOrganizationId } } : undefined;
+          },
+        },
+      },
+    },
     trustedOrigins: [new URL(config.baseUrl).origin, ...config.corsOrigins],
     // Throttling is ours (platform/rate-limit.ts): one policy, one store, shared by all processes.
     rateLimit: { enabled: false },
@@ -56,3 +68,29 @@ export function createAuth(config: Config, db: Db) {
 }
 
 export type Auth = ReturnType<typeof createAuth>;
+
+/**
+ * The organization a new session starts in: the one active in the user's most recently
+ * used session, if they are still a member; otherwise the one they joined first. Platform
+ * lookups across tenants (the owner connection), like the principal resolver's.
+ */
+async function lastOrganizationOf(db: Db, userId: string): Promise<string | undefined> {
+  const [recent] = await db
+    .select({ organizationId: members.organizationId })
+    .from(sessions)
+    .innerJoin(
+      members,
+      and(eq(members.organizationId, sessions.activeOrganizationId), eq(members.userId, sessions.userId)),
+    )
+    .where(and(eq(sessions.userId, userId), isNotNull(sessions.activeOrganizationId)))
+    .orderBy(desc(sessions.updatedAt))
+    .limit(1);
+  if (recent) return recent.organizationId;
+  const [first] = await db
+    .select({ organizationId: members.organizationId })
+    .from(members)
+    .where(eq(members.userId, userId))
+    .orderBy(members.createdAt, members.id)
+    .limit(1);
+  return first?.organizationId;
+}

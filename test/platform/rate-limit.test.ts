@@ -1,0 +1,101 @@
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { apiKeyCaller, createHarness, type Harness, newTenant, TEST_ENV, type TestUser } from '../harness.js';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+
+describe('rate limiting per principal (in memory)', () => {
+  let h: Harness;
+  let owner: TestUser;
+  beforeAll(async () => {
+    // Set up with a generous budget, then rebuild the app on the same database with 5 per minute.
+    h = await createHarness();
+    owner = await newTenant(h);
+  });
+  afterAll(async () => h?.close());
+
+  it('sends RateLimit-Policy and RateLimit, and 429 RATE_LIMITED with Retry-After once spent', async () => {
+    const app = await buildApp(loadConfig({ ...TEST_ENV, RATE_LIMIT_PER_MINUTE: '5' }), h.database);
+    try {
+      const get = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/api/members', headers });
+      for (let i = 0; i < 5; i++) {
+        const res = await get({ cookie: owner.cookie });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['ratelimit-policy']).toBe('"default";q=5;w=60');
+        expect(res.headers.ratelimit).toMatch(new RegExp(`^"default";r=${4 - i};t=\\d+$`));
+      }
+      const limited = await get({ cookie: owner.cookie });
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json().error.code).toBe('RATE_LIMITED');
+      const retryAfter = Number(limited.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(limited.headers.ratelimit).toMatch(/^"default";r=0;t=\d+$/);
+
+      // Another principal (an API key of the same organization) has its own budget.
+      const key = await apiKeyCaller(h, owner);
+      expect((await get({ authorization: `Bearer ${key.key}` })).statusCode).toBe(200);
+      // Unauthenticated calls are counted per IP, failed authentication included.
+      const results = [];
+      for (let i = 0; i < 6; i++) results.push((await get({ authorization: 'Bearer sk_wrong' })).statusCode);
+      expect(results).toEqual([401, 401, 401, 401, 401, 429]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+async function redisReachable(): Promise<boolean> {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000 });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+// Redis is part of the CI machine; on a laptop without it this block is reported as skipped.
+const hasRedis = await redisReachable();
+
+describe.skipIf(!hasRedis)('rate limiting shared through Redis (REDIS_URL)', () => {
+  let h: Harness;
+  let owner: TestUser;
+  beforeAll(async () => {
+    h = await createHarness();
+    owner = await newTenant(h);
+  });
+  afterAll(async () => h?.close());
+
+  it('gives two API processes sharing one Redis one budget per principal', async () => {
+    const config = loadConfig({ ...TEST_ENV, RATE_LIMIT_PER_MINUTE: '5', REDIS_URL });
+    const apps = [await buildApp(config, h.database), await buildApp(config, h.database)];
+    try {
+      for (const app of apps) {
+        const redis = app.deps.limiters.redis;
+        expect(redis).toBeDefined();
+        if (redis && redis.status !== 'ready') await once(redis, 'ready');
+      }
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const res = await apps[i % 2]?.inject({
+          method: 'GET',
+          url: '/api/members',
+          headers: { cookie: owner.cookie },
+        });
+        statuses.push(res?.statusCode ?? 0);
+        if (i < 5) expect(res?.headers.ratelimit).toMatch(new RegExp(`^"default";r=${4 - i};`));
+      }
+      // Alone, each process would have allowed 5; together they allowed 5.
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    } finally {
+      for (const app of apps) await app.close();
+    }
+  });
+});
