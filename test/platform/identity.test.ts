@@ -135,3 +135,18 @@ routeSecuritySuite('identity', async (_h, owner) => {
     { method: 'POST', url: `/api/invitations/${inv}/accept`, crossTenant: true },
   ];
 });
+
+describe('Better Auth extras', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(async () => h.close());
+
+  it('does not expose raw session tokens through list-sessions', async () => {
+    const user = await signUp(h.app);
+    const res = await h.app.inject({ method: 'GET', url: '/api/auth/list-sessions', headers: { cookie: user.cookie } });
+    expect(res.statusCode).toBe(404);
+    expect(res.body).not.toContain(user.cookie.split('=')[1]?.split('.')[0] ?? 'never');
+  });
+});

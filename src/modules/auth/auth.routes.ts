@@ -45,7 +45,7 @@ export default async function authRoutes(fastify: FastifyInstance) {
     );
     for (const cookie of response.headers.getSetCookie()) reply.header('set-cookie', cookie);
     const text = await response.text();
-    const body = text ? (JSON.parse(text) as Record<string, unknown> | null) : null;
+    const body = parseJson(text);
     if (response.status >= 400) {
       const codes: Record<number, ErrorCode> = {
         400: 'VALIDATION_FAILED',
@@ -154,4 +154,14 @@ export default async function authRoutes(fastify: FastifyInstance) {
     schema: { hide: true },
     handler: (request, reply) => forward(request, reply, false),
   });
+}
+
+/** Better Auth answers JSON, except for a few plain-text replies (a disabled path's "Not Found"). */
+function parseJson(text: string): Record<string, unknown> | null {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as Record<string, unknown> | null;
+  } catch {
+    return { message: text };
+  }
 }

@@ -55,6 +55,8 @@ export function createAuth(config: Config, db: Db) {
     trustedOrigins: [new URL(config.baseUrl).origin, ...config.corsOrigins],
     // Throttling is ours (platform/rate-limit.ts): one policy, one store, shared by all processes.
     rateLimit: { enabled: false },
+    // list-sessions returns raw session tokens to page scripts, which would undo HttpOnly.
+    disabledPaths: ['/list-sessions'],
     telemetry: { enabled: false },
     logger: { disabled: config.nodeEnv === 'test' },
     advanced: {
