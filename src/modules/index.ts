@@ -5,6 +5,7 @@ import invitationRoutes from './invitations/invitations.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
 import portalRoutes from './portal/portal.routes.js';
+import webhookRoutes from './webhooks/webhooks.routes.js';
 
 /** Every route module, registered in this order by buildApp. One line per module. */
 export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -14,4 +15,5 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   invitationRoutes,
   apiKeyRoutes,
   portalRoutes,
+  webhookRoutes,
 ];

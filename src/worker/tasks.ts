@@ -1,4 +1,5 @@
+import { createWebhookTask } from '../webhooks/worker.js';
 import type { WorkerTask } from './runner.js';
 
 /** Every background task the worker runs. Modules add theirs here. */
-export const workerTasks: WorkerTask[] = [];
+export const workerTasks: WorkerTask[] = [createWebhookTask()];

@@ -3,3 +3,4 @@ export * from './customers.js';
 export * from './events.js';
 export * from './organizations.js';
 export * from './portal.js';
+export * from './webhooks.js';
