@@ -9,6 +9,7 @@ import { createWebhookTask, type WebhookWorkerOptions } from '../../src/webhooks
 import { type RunningWorker, startTasks } from '../../src/worker/runner.js';
 
 export interface Received {
+  url: string;
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
@@ -45,7 +46,12 @@ export async function startReceiver(respond: Responder = ok200): Promise<Receive
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const r: Received = {
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
       state.received.push(r);
       state.respond(r, res, state.received.length);
     });
