@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../db/client.js';
+import type { Database, Db, Tx } from '../db/client.js';
 import { events, webhookDeliveries, webhookEndpoints } from '../db/schema/index.js';
 import { newId } from '../platform/ids.js';
 import { isCatalogEvent } from './catalog.js';
@@ -38,8 +38,8 @@ export function deliveryBody(
  * Platform query across tenants: runs as the connecting database user, not the
  * RLS-restricted application role, because the worker serves every organization.
  */
-export async function dispatchEvents(db: Db, limit = 200): Promise<number> {
-  return db.transaction(async (tx) => {
+export async function dispatchEvents(database: Database, limit = 200): Promise<number> {
+  return database.db.transaction(async (tx) => {
     const batch = await tx
       .select()
       .from(events)

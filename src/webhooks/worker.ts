@@ -29,6 +29,7 @@ const DISPATCH_BATCH = 200;
  * stalling receiver holds one slot, never the others.
  */
 export class WebhookWorker {
+  readonly #database: Database;
   readonly #db: Database['db'];
   readonly #config: Config;
   readonly #log: Log;
@@ -47,6 +48,7 @@ export class WebhookWorker {
   readonly #pollMs: number;
 
   constructor(database: Database, config: Config, log: Log, opts: WebhookWorkerOptions = {}) {
+    this.#database = database;
     this.#db = database.db;
     this.#config = config;
     this.#log = log;
@@ -80,7 +82,7 @@ export class WebhookWorker {
     if (this.#eventsWaiting || Date.now() - this.#lastDispatch >= this.#pollMs) {
       this.#eventsWaiting = false;
       this.#lastDispatch = Date.now();
-      dispatched = await dispatchEvents(this.#db, DISPATCH_BATCH);
+      dispatched = await dispatchEvents(this.#database, DISPATCH_BATCH);
       if (dispatched >= DISPATCH_BATCH) this.#eventsWaiting = true;
     }
     const free = this.#concurrency - this.#inFlight.size;
@@ -180,6 +182,7 @@ async function listenForWork(database: Database, log: Log, onWake: () => void): 
       client = undefined;
       c.end().catch(() => {});
       retry = setTimeout(() => void connect(), 1000);
+      retry.unref();
     };
     c.on('error', reconnect);
     c.on('end', reconnect);
@@ -197,7 +200,10 @@ async function listenForWork(database: Database, log: Log, onWake: () => void): 
   return async () => {
     stopped = true;
     clearTimeout(retry);
-    await client?.end().catch(() => {});
+    const c = client;
+    client = undefined;
+    // end() can wait forever on a connection that is still being established.
+    if (c) await Promise.race([c.end().catch(() => {}), new Promise((r) => setTimeout(r, 1000).unref())]);
   };
 }
 
