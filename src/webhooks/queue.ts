@@ -129,6 +129,9 @@ export async function recordAttempt(
                                 THEN now() ELSE deactivated_at END,
           updated_at = now()
       WHERE id = ${claim.endpointId} AND EXISTS (SELECT 1 FROM mine)
+        -- A success on a healthy endpoint leaves its row alone: it is every delivery's
+        -- hot row, and rewriting it per delivery serialises the whole engine on one lock.
+        AND (NOT ${ok}::boolean OR consecutive_failures <> 0)
       RETURNING id, active
     ), self AS (
       UPDATE webhook_deliveries
@@ -165,4 +168,46 @@ export async function recordAttempt(
     status: (row?.status as RecordOutcome['status']) ?? null,
     endpointDeactivated: row?.deactivated === true,
   };
+}
+
+/**
+ * The common case in bulk: successful attempts, written in one statement (attempt log
+ * rows, delivery rows → succeeded, failure counters of the touched endpoints reset
+ * where they are not already zero). Returns the ids whose claim was still held.
+ */
+export async function recordSuccesses(
+  db: Db,
+  items: ReadonlyArray<{ claim: ClaimedDelivery; result: AttemptResult }>,
+): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const values = sql.join(
+    items.map(
+      ({ claim, result }) =>
+        sql`(${claim.id}::text, ${claim.claimToken}::text, ${claim.organizationId}::text, ${claim.endpointId}::text,
+             ${newId('wha')}::text, ${result.attemptedAt.toISOString()}::timestamptz, ${result.statusCode}::int,
+             ${result.durationMs}::int, ${result.responseBody}::text)`,
+    ),
+    sql`, `,
+  );
+  const res = await db.execute(sql`
+    WITH input (id, token, org, endpoint_id, attempt_id, attempted_at, status_code, duration_ms, response_body) AS (
+      VALUES ${values}
+    ), log AS (
+      INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
+      SELECT i.attempt_id, i.org, i.id, i.attempted_at, i.status_code, i.duration_ms, NULL, i.response_body
+      FROM input i WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = i.id)
+    ), upd AS (
+      UPDATE webhook_deliveries d
+      SET status = 'succeeded', attempt_count = d.attempt_count + 1, locked_until = NULL, claim_token = NULL,
+          last_status_code = i.status_code, last_error = NULL, last_attempt_at = i.attempted_at,
+          succeeded_at = now(), updated_at = now()
+      FROM input i
+      WHERE d.id = i.id AND d.claim_token = i.token
+      RETURNING d.id, d.endpoint_id
+    ), ep AS (
+      UPDATE webhook_endpoints SET consecutive_failures = 0, updated_at = now()
+      WHERE id IN (SELECT endpoint_id FROM upd) AND consecutive_failures <> 0
+    )
+    SELECT id FROM upd`);
+  return new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
 }

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database, Db } from '../db/client.js';
 import type { TaskContext, WorkerTask } from '../worker/runner.js';
-import { createSender, DELIVERY_TIMEOUT_MS, type Sender } from './delivery.js';
+import { type AttemptResult, createSender, DELIVERY_TIMEOUT_MS, type Sender } from './delivery.js';
 import { dispatchEvents, WAKE_CHANNEL } from './fanout.js';
-import { type ClaimedDelivery, claimDeliveries, recordAttempt } from './queue.js';
+import { type ClaimedDelivery, claimDeliveries, type RecordOutcome, recordAttempt, recordSuccesses } from './queue.js';
 import { SecretBox } from './secrets.js';
 
 export interface WebhookWorkerOptions {
@@ -21,6 +21,12 @@ export interface WebhookWorkerOptions {
 }
 
 type Log = TaskContext['log'];
+interface PendingResult {
+  claim: ClaimedDelivery;
+  result: AttemptResult;
+  resolve(outcome: RecordOutcome): void;
+  reject(err: unknown): void;
+}
 const DISPATCH_BATCH = 200;
 
 /**
@@ -46,6 +52,10 @@ export class WebhookWorker {
   #eventsWaiting = true;
   #lastDispatch = 0;
   readonly #pollMs: number;
+  readonly #claimBatch: number;
+  #idleSlots = true;
+  readonly #results: PendingResult[] = [];
+  #flushers = 0;
 
   constructor(database: Database, config: Config, log: Log, opts: WebhookWorkerOptions = {}) {
     this.#database = database;
@@ -57,6 +67,7 @@ export class WebhookWorker {
     this.#perEndpoint = Math.min(opts.perEndpoint ?? 8, this.#concurrency);
     this.#leaseMs = opts.leaseMs ?? timeoutMs + 20_000;
     this.#pollMs = opts.pollMs ?? 250;
+    this.#claimBatch = Math.max(1, Math.floor(this.#concurrency / 4));
     this.#sender = createSender({
       allowPrivateTargets: config.webhookAllowPrivateTargets,
       timeoutMs,
@@ -87,7 +98,8 @@ export class WebhookWorker {
     }
     const free = this.#concurrency - this.#inFlight.size;
     let claimed: ClaimedDelivery[] = [];
-    if (free > 0) {
+    // Claim in batches: one query per few freed slots rather than one per completed delivery.
+    if (free > 0 && (free >= this.#claimBatch || this.#inFlight.size === 0 || this.#idleSlots)) {
       const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
       claimed = await claimDeliveries(this.#db, {
         limit: free,
@@ -96,9 +108,12 @@ export class WebhookWorker {
         busyEndpoints: busy,
       });
       for (const c of claimed) this.#start(c);
+      // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
+      this.#idleSlots = claimed.length < free;
     }
     // A slot freed while we were querying: go again at once rather than after the poll interval.
-    return dispatched + claimed.length + (this.#completedSinceTick && free <= 0 ? 1 : 0);
+    const freedMeanwhile = this.#completedSinceTick && this.#concurrency - this.#inFlight.size >= this.#claimBatch;
+    return dispatched + claimed.length + (freedMeanwhile ? 1 : 0);
   }
 
   #start(claim: ClaimedDelivery) {
@@ -133,19 +148,72 @@ export class WebhookWorker {
       body: claim.body,
       secrets,
     });
-    // The database may be briefly unreachable; retry the bookkeeping before the lease
-    // runs out. If it never succeeds the lease expires and the attempt is sent again
-    // (at-least-once: receivers deduplicate on X-Service-Delivery).
-    for (let i = 0; ; i++) {
+    const outcome = await this.#record(claim, result);
+    if (outcome.endpointDeactivated && !result.ok) {
+      this.#log.warn({ endpointId: claim.endpointId }, 'webhook endpoint deactivated after consecutive failures');
+    }
+  }
+
+  /**
+   * Attempt results are written in small batches, one transaction each, by at most
+   * two flushers: under load many results share one commit (one fsync), and a lone
+   * result is written at once. The slot (and the lease) is held until it is written.
+   */
+  #record(claim: ClaimedDelivery, result: AttemptResult): Promise<RecordOutcome> {
+    return new Promise((resolve, reject) => {
+      this.#results.push({ claim, result, resolve, reject });
+      this.#kickFlush();
+    });
+  }
+
+  #kickFlush() {
+    while (this.#flushers < 2 && this.#results.length > 0) {
+      const batch = this.#results.splice(0, 100);
+      this.#flushers++;
+      void this.#flush(batch).finally(() => {
+        this.#flushers--;
+        this.#kickFlush();
+      });
+    }
+  }
+
+  async #flush(batch: PendingResult[]): Promise<void> {
+    const schedule = this.#config.webhookRetryScheduleMs;
+    if (batch.length > 1) {
       try {
-        const outcome = await recordAttempt(this.#db, claim, result, this.#config.webhookRetryScheduleMs);
-        if (outcome.endpointDeactivated && !result.ok) {
-          this.#log.warn({ endpointId: claim.endpointId }, 'webhook endpoint deactivated after consecutive failures');
-        }
+        const outcomes = await this.#db.transaction(async (tx) => {
+          const db = tx as unknown as Db;
+          const ok = batch.filter((b) => b.result.ok);
+          const applied = await recordSuccesses(db, ok);
+          const out = new Map<PendingResult, RecordOutcome>();
+          for (const b of ok) {
+            const hit = applied.has(b.claim.id);
+            out.set(b, { applied: hit, status: hit ? 'succeeded' : null, endpointDeactivated: false });
+          }
+          for (const b of batch) if (!b.result.ok) out.set(b, await recordAttempt(db, b.claim, b.result, schedule));
+          return out;
+        });
+        for (const b of batch) b.resolve(outcomes.get(b) as RecordOutcome);
         return;
-      } catch (err) {
-        if (i >= 8) throw err;
-        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** i, 2000)));
+      } catch {
+        // Fall through: write them one by one, so one bad row cannot sink the others.
+      }
+    }
+    for (const b of batch) {
+      // The database may be briefly unreachable; retry before the lease runs out. If it
+      // never succeeds the lease expires and the attempt is sent again (at-least-once:
+      // receivers deduplicate on X-Service-Delivery).
+      for (let i = 0; ; i++) {
+        try {
+          b.resolve(await recordAttempt(this.#db, b.claim, b.result, schedule));
+          break;
+        } catch (err) {
+          if (i >= 8) {
+            b.reject(err);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** i, 2000)));
+        }
       }
     }
   }
