@@ -134,7 +134,9 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
       break;
     }
   }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks)).replace(/\u0000/g, '');
+  return new TextDecoder('utf-8', { fatal: false })
+    .decode(Buffer.concat(chunks))
+    .replaceAll(String.fromCharCode(0), '');
 }
 
 function describeError(err: unknown, timeoutMs: number): string {
