@@ -144,6 +144,10 @@ describe('webhook endpoints API', () => {
     expect(expires - before).toBeLessThanOrEqual(24 * 3600 * 1000 + 60_000);
     const got = (await owner.call('GET', `/api/webhooks/${created.id}`)).json().data;
     expect(got.previousSecretExpiresAt).toBe(r.previousSecretExpiresAt);
+    // Action routes take no body, or {}.
+    expect((await owner.call('POST', `/api/webhooks/${created.id}/rotate-secret`, {})).statusCode).toBe(200);
+    const withBody = await owner.call('POST', `/api/webhooks/${created.id}/rotate-secret`, { secret: 'mine' });
+    expect(withBody.statusCode).toBe(400);
   });
 
   it('answers 404 for unknown ids and 409 for requeueing a live delivery', async () => {
