@@ -1,6 +1,7 @@
 import type { BenchPart } from '../lib.js';
 import { billingBench } from './billing.js';
 import { customersBench } from './customers.js';
+import { webhooksBench } from './webhooks.js';
 
 /** Every benchmark part, in the order they run. */
-export const benchParts: BenchPart[] = [customersBench, billingBench];
+export const benchParts: BenchPart[] = [customersBench, webhooksBench, billingBench];

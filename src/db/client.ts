@@ -37,7 +37,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? 10 });
     // An idle client that loses its server emits 'error'; without a listener that kills the process.
     pool.on('error', () => {});
+    // A checked-out client (inside a transaction, between statements) that loses its
+    // server emits 'error' too, where the pool has no listener; the failing query
+    // still rejects, so this listener only stops an uncaught exception.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+    db.transaction = ownedClientTransaction(pool) as Db['transaction'];
     return { kind: 'postgres', db, pool, pglite: undefined, close: () => pool.end() };
   }
   let client = opts.pglite;
@@ -56,6 +61,28 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     close: async () => {
       if (!owned.closed) await owned.close();
     },
+  };
+}
+
+/**
+ * drizzle-orm 0.45's Pool transaction sends BEGIN before its try/finally, so a BEGIN
+ * that fails on a dropped connection never returns the client to the pool: a few
+ * database outages exhaust the pool and every request (and the worker) then hangs.
+ * Here the client is checked out by us and always released, and discarded on error.
+ */
+function ownedClientTransaction(pool: pg.Pool) {
+  return async <T>(fn: (tx: Tx) => Promise<T>, config?: Parameters<Db['transaction']>[1]): Promise<T> => {
+    const client = await pool.connect();
+    let failure: Error | undefined;
+    try {
+      const db = drizzlePg({ client, schema }) as unknown as Db;
+      return await db.transaction(fn, config);
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.release(failure);
+    }
   };
 }
 

@@ -14,6 +14,7 @@ import portalRoutes from './portal/portal.routes.js';
 import propertyRoutes from './properties/properties.routes.js';
 import serviceRoutes from './services/services.routes.js';
 import settingsRoutes from './settings/settings.routes.js';
+import webhookRoutes from './webhooks/webhooks.routes.js';
 
 /** Every route module, registered in this order by buildApp. One line per module. */
 export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -32,4 +33,5 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   jobRoutes,
   contractTemplateRoutes,
   contractRoutes,
+  webhookRoutes,
 ];

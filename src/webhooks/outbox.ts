@@ -3,6 +3,7 @@ import { AppError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { Ctx } from '../platform/tenancy.js';
 import { isKnownEvent } from './catalog.js';
+import { notifyWorkers } from './fanout.js';
 
 export interface EmittedEvent {
   id: string;
@@ -22,5 +23,7 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
   }
   const row = { id: newId('evt'), organizationId: ctx.organizationId, type, data, createdAt: new Date() };
   await ctx.tx.insert(events).values(row);
+  // Delivered with the commit (never on rollback): wakes LISTENing workers without polling delay.
+  await notifyWorkers(ctx.tx);
   return { id: row.id, type, createdAt: row.createdAt };
 }

@@ -6,3 +6,4 @@ export * from './events.js';
 export * from './jobs.js';
 export * from './organizations.js';
 export * from './portal.js';
+export * from './webhooks.js';

@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { createdAt, organizationId, updatedAt } from './columns.js';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * A receiver of webhook deliveries. Secrets are stored encrypted (AES-256-GCM,
+ * key derived from AUTH_SECRET) because the worker must sign with them; see
+ * src/webhooks/secrets.ts.
+ */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    url: text('url').notNull(),
+    description: text('description'),
+    /** Subscribed names as given (`*`, catalog names, `workflow.<name>`). */
+    events: jsonb('events').$type<string[]>().notNull(),
+    active: boolean('active').notNull().default(true),
+    secretEnc: text('secret_enc').notNull(),
+    previousSecretEnc: text('previous_secret_enc'),
+    previousSecretExpiresAt: ts('previous_secret_expires_at'),
+    consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+    deactivatedAt: ts('deactivated_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('webhook_endpoints_org_created_idx').on(t.organizationId, t.createdAt)],
+);
+
+/**
+ * One logical delivery of one event to one endpoint. Its id is the
+ * X-Service-Delivery header and the body's `id`, constant across retries and
+ * requeues. `body` keeps the exact bytes so every attempt sends the same payload.
+ * Status: pending (no failed attempt yet) → failed (a retry is scheduled) →
+ * succeeded | dead.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventId: text('event_id'),
+    event: text('event').notNull(),
+    body: text('body').notNull(),
+    status: text('status').notNull().default('pending'),
+    /** Attempts made since creation or the last requeue. */
+    attemptCount: integer('attempt_count').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    /** Lease of the worker that claimed the delivery; another worker may take it after this. */
+    lockedUntil: ts('locked_until'),
+    claimToken: text('claim_token'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    lastAttemptAt: ts('last_attempt_at'),
+    succeededAt: ts('succeeded_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('webhook_deliveries_org_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt),
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'failed')`),
+  ],
+);
+
+/** The log of every attempt: what was sent when, and what came back (first 4 KiB). */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    attemptedAt: ts('attempted_at').notNull(),
+    statusCode: integer('status_code'),
+    durationMs: integer('duration_ms').notNull(),
+    error: text('error'),
+    responseBody: text('response_body'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('webhook_attempts_org_delivery_idx').on(t.organizationId, t.deliveryId, t.attemptedAt)],
+);

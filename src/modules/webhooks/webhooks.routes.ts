@@ -1,0 +1,249 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { tenantOf } from '../../platform/access.js';
+import { AppError } from '../../platform/errors.js';
+import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import { SecretBox } from '../../webhooks/secrets.js';
+import {
+  CreatedWebhookEndpointResponse,
+  CreateWebhookBody,
+  DeliveryListQuery,
+  RotatedSecretResponse,
+  UpdateWebhookBody,
+  WebhookDeliveryDetailResponse,
+  WebhookDeliveryList,
+  WebhookDeliveryResponse,
+  WebhookEndpointList,
+  WebhookEndpointResponse,
+} from './webhooks.schemas.js';
+import {
+  checkEvents,
+  checkWebhookUrl,
+  createEndpoint,
+  deleteEndpoint,
+  enableEndpoint,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  requeueDelivery,
+  rotateSecret,
+  sendTestDelivery,
+  updateEndpoint,
+} from './webhooks.service.js';
+
+/**
+ * Action routes take no body: none at all, or `{}` (decisions §3). The shared
+ * EmptyBody schema refuses a missing body under this validator, so it is checked here.
+ */
+async function noBody(request: { body: unknown }) {
+  const b = request.body;
+  if (b === undefined || b === null) return;
+  if (typeof b === 'object' && !Array.isArray(b) && Object.keys(b).length === 0) return;
+  throw new AppError('VALIDATION_FAILED', 'This action takes no body (send none, or {})', {
+    details: [{ field: '(body)', message: 'must be empty' }],
+  });
+}
+
+/** Webhook endpoints and their deliveries: Business plan, owner/admin (decisions §2, §5). */
+export default async function webhookRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database, config: appConfig } = app.deps;
+  const box = new SecretBox(appConfig.authSecret);
+  const config = { roles: ['owner', 'admin'], feature: 'webhooks' } as const;
+  const tags = ['webhooks'];
+  const run = <T>(request: Parameters<typeof tenantOf>[0], fn: Parameters<typeof inTenant<T>>[3]) => {
+    const t = tenantOf(request);
+    return inTenant(database.db, t.organizationId, t.actor, fn);
+  };
+
+  app.post(
+    '/api/webhooks',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Register a webhook endpoint (the signing secret is shown once)',
+        description:
+          'Unknown event names reject the whole request (400) and nothing is registered. `*` subscribes to every catalog event; `workflow.<name>` events must be named explicitly.',
+        body: CreateWebhookBody,
+        response: { 201: CreatedWebhookEndpointResponse },
+      },
+    },
+    async (request, reply) => {
+      const events = checkEvents(request.body.events);
+      const url = await checkWebhookUrl(appConfig, request.body.url);
+      const data = await run(request, (ctx) => createEndpoint(ctx, box, { ...request.body, url, events }));
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.get(
+    '/api/webhooks',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List webhook endpoints (no secrets)',
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: WebhookEndpointList },
+      },
+    },
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const { items, total } = await run(request, (ctx) => listEndpoints(ctx, page));
+      setPageHeaders(request, reply, page, total);
+      return { data: items };
+    },
+  );
+
+  app.get(
+    '/api/webhooks/:id',
+    {
+      config,
+      schema: { tags, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: WebhookEndpointResponse } },
+    },
+    async (request) => ({ data: await run(request, (ctx) => getEndpoint(ctx, request.params.id)) }),
+  );
+
+  app.patch(
+    '/api/webhooks/:id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Change url, events or description',
+        params: IdParams,
+        body: UpdateWebhookBody,
+        response: { 200: WebhookEndpointResponse },
+      },
+    },
+    async (request) => {
+      const { url, events, description } = request.body;
+      const patch = {
+        url: url === undefined ? undefined : await checkWebhookUrl(appConfig, url),
+        events: events === undefined ? undefined : checkEvents(events),
+        description,
+      };
+      return { data: await run(request, (ctx) => updateEndpoint(ctx, request.params.id, patch)) };
+    },
+  );
+
+  app.delete(
+    '/api/webhooks/:id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Delete an endpoint and its delivery history',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      await run(request, (ctx) => deleteEndpoint(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/webhooks/:id/rotate-secret',
+    {
+      config,
+      preValidation: noBody,
+      schema: {
+        tags,
+        summary: 'Rotate the signing secret (previous secret keeps signing for 24 h)',
+        description:
+          'Deliveries carry two v1 signatures (new, then previous) until previousSecretExpiresAt. Rotating again inside the window drops the older secret at once.',
+        params: IdParams,
+        response: { 200: RotatedSecretResponse },
+      },
+    },
+    async (request) => ({ data: await run(request, (ctx) => rotateSecret(ctx, box, request.params.id)) }),
+  );
+
+  app.post(
+    '/api/webhooks/:id/enable',
+    {
+      config,
+      preValidation: noBody,
+      schema: {
+        tags,
+        summary: 'Re-enable an endpoint and reset its failure counter',
+        params: IdParams,
+        response: { 200: WebhookEndpointResponse },
+      },
+    },
+    async (request) => ({ data: await run(request, (ctx) => enableEndpoint(ctx, request.params.id)) }),
+  );
+
+  app.post(
+    '/api/webhooks/:id/test',
+    {
+      config,
+      preValidation: noBody,
+      schema: {
+        tags,
+        summary: 'Queue one webhook.test delivery to the endpoint',
+        params: IdParams,
+        response: { 200: WebhookDeliveryResponse },
+      },
+    },
+    async (request) => ({ data: await run(request, (ctx) => sendTestDelivery(ctx, request.params.id)) }),
+  );
+
+  app.get(
+    '/api/webhooks/:id/deliveries',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "List an endpoint's deliveries, newest first",
+        params: IdParams,
+        querystring: DeliveryListQuery,
+        response: { 200: WebhookDeliveryList },
+      },
+    },
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const { items, total } = await run(request, (ctx) =>
+        listDeliveries(ctx, request.params.id, { status: request.query.status }, page),
+      );
+      setPageHeaders(request, reply, page, total);
+      return { data: items };
+    },
+  );
+
+  app.get(
+    '/api/webhook-deliveries/:id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'A delivery with its payload and every attempt',
+        params: IdParams,
+        response: { 200: WebhookDeliveryDetailResponse },
+      },
+    },
+    async (request) => ({ data: await run(request, (ctx) => getDelivery(ctx, request.params.id)) }),
+  );
+
+  app.post(
+    '/api/webhook-deliveries/:id/requeue',
+    {
+      config,
+      preValidation: noBody,
+      schema: {
+        tags,
+        summary: 'Requeue a dead delivery (attempts start again; endpoint failure counter reset)',
+        params: IdParams,
+        response: { 200: WebhookDeliveryResponse },
+      },
+    },
+    async (request) => ({ data: await run(request, (ctx) => requeueDelivery(ctx, request.params.id)) }),
+  );
+}

@@ -1,0 +1,120 @@
+import { Type } from 'typebox';
+import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'Receiver address: https (http and private addresses only when WEBHOOK_ALLOW_PRIVATE_TARGETS=true)',
+});
+const Events = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
+  minItems: 1,
+  maxItems: 100,
+  description:
+    'Event names from the catalog, `*` (every catalog event, never workflow.*) or `workflow.<name>` named explicitly',
+});
+const Description = Type.String({ maxLength: 500 });
+
+export const CreateWebhookBody = Type.Object(
+  { url: Url, events: Events, description: Type.Optional(Nullable(Description)) },
+  { additionalProperties: false },
+);
+export const UpdateWebhookBody = Type.Object(
+  { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Nullable(Description)) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const WebhookEndpoint = Type.Object(
+  {
+    id: Type.String({ description: 'whk_…' }),
+    url: Type.String(),
+    events: Type.Array(Type.String(), { description: 'As subscribed (`*` kept as given)' }),
+    description: Nullable(Type.String()),
+    active: Type.Boolean({ description: 'False once deactivated after 10 consecutive failed attempts' }),
+    consecutiveFailures: Type.Integer({ description: 'Failed attempts since the last success, requeue or enable' }),
+    deactivatedAt: Nullable(DateTime('When the endpoint was deactivated; null while active')),
+    previousSecretExpiresAt: Nullable(
+      DateTime('While a rotation overlap lasts, when the previous secret stops signing'),
+    ),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+export const CreatedWebhookEndpoint = Type.Object(
+  {
+    ...WebhookEndpoint.properties,
+    secret: Type.String({ description: 'Signing secret (`whsec_…`), shown only here and at rotation' }),
+  },
+  { additionalProperties: false },
+);
+
+export const RotatedSecret = Type.Object(
+  {
+    id: Type.String(),
+    secret: Type.String({ description: 'The new signing secret' }),
+    previousSecretExpiresAt: DateTime('Deliveries are also signed with the previous secret until then (24 h)'),
+  },
+  { additionalProperties: false },
+);
+
+const DeliveryStatus = Type.Union(
+  [Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('dead')],
+  {
+    description:
+      'pending: not yet attempted or in flight; failed: an attempt failed and a retry is scheduled; succeeded; dead: attempts used up or endpoint deactivated (requeue to try again)',
+  },
+);
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({ description: 'dlv_…; the X-Service-Delivery header and body `id`, constant across retries' }),
+    endpointId: Type.String(),
+    event: Type.String(),
+    eventId: Nullable(Type.String({ description: 'The outbox event (null for test deliveries)' })),
+    status: DeliveryStatus,
+    attempts: Type.Integer({ description: 'Attempts made since creation or the last requeue' }),
+    nextAttemptAt: Nullable(DateTime('When the next attempt is due (pending/failed only)')),
+    lastAttemptAt: Nullable(DateTime()),
+    lastStatusCode: Nullable(Type.Integer()),
+    lastError: Nullable(Type.String()),
+    succeededAt: Nullable(DateTime()),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookAttempt = Type.Object(
+  {
+    id: Type.String(),
+    attemptedAt: DateTime(),
+    statusCode: Nullable(Type.Integer({ description: 'Null when no response arrived (time-out, refused, blocked)' })),
+    durationMs: Type.Integer(),
+    error: Nullable(Type.String()),
+    responseBody: Nullable(Type.String({ description: 'First 4 KiB of the response body' })),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookDeliveryDetail = Type.Object(
+  {
+    ...WebhookDelivery.properties,
+    payload: Type.Unknown({ description: 'The JSON body sent with every attempt' }),
+    attemptLog: Type.Array(WebhookAttempt, { description: 'Every attempt, oldest first' }),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryListQuery = Type.Object(
+  { ...PageQuery, status: Type.Optional(DeliveryStatus) },
+  { additionalProperties: false },
+);
+
+export const WebhookEndpointResponse = Envelope(WebhookEndpoint);
+export const WebhookEndpointList = Envelope(Type.Array(WebhookEndpoint));
+export const CreatedWebhookEndpointResponse = Envelope(CreatedWebhookEndpoint);
+export const RotatedSecretResponse = Envelope(RotatedSecret);
+export const WebhookDeliveryResponse = Envelope(WebhookDelivery);
+export const WebhookDeliveryList = Envelope(Type.Array(WebhookDelivery));
+export const WebhookDeliveryDetailResponse = Envelope(WebhookDeliveryDetail);

@@ -1,0 +1,155 @@
+import { Agent, type Dispatcher, request } from 'undici';
+import { signatureHeaders } from './signing.js';
+import { guardedLookup, literalBlockedReason } from './ssrf.js';
+
+export const USER_AGENT = 'Service-Webhooks/1.0';
+/** Spec Part 8: a delivery times out after 10 seconds. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** How much of a response body is kept in the attempt log. */
+export const RESPONSE_CAPTURE_BYTES = 4096;
+
+export interface AttemptInput {
+  url: string;
+  deliveryId: string;
+  event: string;
+  body: string;
+  /** Current secret first, then the previous one while the rotation overlap lasts. */
+  secrets: readonly string[];
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  attemptedAt: Date;
+}
+
+export interface Sender {
+  send(input: AttemptInput): Promise<AttemptResult>;
+  close(): Promise<void>;
+}
+
+export interface SenderOptions {
+  allowPrivateTargets: boolean;
+  timeoutMs?: number;
+  /** Connections kept per origin; deliveries beyond it queue inside undici. */
+  connectionsPerOrigin?: number;
+}
+
+/**
+ * Sends delivery attempts. One undici Agent per sender: redirects are never
+ * followed (undici 7's `request` has no redirect handling unless an interceptor is
+ * added), and its `connect.lookup` filters resolved addresses through the SSRF
+ * guard, so the address actually connected to is the one checked.
+ */
+export function createSender(opts: SenderOptions): Sender {
+  const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const agent = new Agent({
+    connections: opts.connectionsPerOrigin ?? 16,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    keepAliveTimeout: 4000,
+    connect: opts.allowPrivateTargets ? {} : { lookup: guardedLookup as never },
+  });
+
+  return {
+    async send(input) {
+      const attemptedAt = new Date();
+      const started = performance.now();
+      const done = (r: Omit<AttemptResult, 'durationMs' | 'attemptedAt'>): AttemptResult => ({
+        ...r,
+        durationMs: Math.max(0, Math.round(performance.now() - started)),
+        attemptedAt,
+      });
+      let url: URL;
+      try {
+        url = new URL(input.url);
+      } catch {
+        return done({ ok: false, statusCode: null, error: 'Invalid URL', responseBody: null });
+      }
+      if (!opts.allowPrivateTargets) {
+        const reason = literalBlockedReason(url);
+        if (reason) {
+          return done({
+            ok: false,
+            statusCode: null,
+            error: `Blocked target ${url.hostname}: ${reason}`,
+            responseBody: null,
+          });
+        }
+      }
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'x-service-event': input.event,
+        'x-service-delivery': input.deliveryId,
+        // Signed afresh per attempt: a retry an hour later still verifies within a 300 s tolerance.
+        ...signatureHeaders(input.secrets, input.deliveryId, input.body, Math.floor(Date.now() / 1000)),
+      };
+      const signal = AbortSignal.timeout(timeoutMs);
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(url, { method: 'POST', headers, body: input.body, dispatcher: agent, signal });
+      } catch (err) {
+        return done({ ok: false, statusCode: null, error: describeError(err, timeoutMs), responseBody: null });
+      }
+      let captured: string | null = null;
+      try {
+        captured = await readCapped(response.body, RESPONSE_CAPTURE_BYTES);
+      } catch (err) {
+        // The status already arrived; a body that stalls or breaks is logged but does not change the verdict.
+        captured = `[response body unreadable: ${describeError(err, timeoutMs)}]`;
+      }
+      const status = response.statusCode;
+      const ok = status >= 200 && status < 300;
+      const error = ok
+        ? null
+        : status >= 300 && status < 400
+          ? `Redirect ${status} not followed${response.headers.location ? ` (to ${String(response.headers.location).slice(0, 200)})` : ''}`
+          : `HTTP ${status}`;
+      return done({ ok, statusCode: status, error, responseBody: captured });
+    },
+    close: () => agent.close(),
+  };
+}
+
+/**
+ * Reads at most `limit` bytes and then drops the connection's body, so a receiver
+ * answering with gigabytes costs 4 KiB of memory. NUL bytes are removed because
+ * PostgreSQL text cannot hold them.
+ */
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = chunk as Buffer;
+    const room = limit - size;
+    chunks.push(room >= buf.length ? buf : buf.subarray(0, room));
+    size += Math.min(room, buf.length);
+    if (size >= limit) {
+      body.destroy();
+      break;
+    }
+  }
+  return new TextDecoder('utf-8', { fatal: false })
+    .decode(Buffer.concat(chunks))
+    .replaceAll(String.fromCharCode(0), '');
+}
+
+function describeError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (
+    e?.name === 'TimeoutError' ||
+    e?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e?.code === 'UND_ERR_BODY_TIMEOUT' ||
+    e?.code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
+    return `Timed out after ${timeoutMs} ms`;
+  }
+  const code = e?.code ?? e?.cause?.code;
+  const message = e?.message ?? String(err);
+  return (code ? `${code}: ${message}` : message).slice(0, 500);
+}

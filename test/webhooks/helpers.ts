@@ -1,0 +1,109 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import type { Config } from '../../src/config.js';
+import type { Database } from '../../src/db/client.js';
+import { inTenant } from '../../src/platform/tenancy.js';
+import { emit } from '../../src/webhooks/outbox.js';
+import { createWebhookTask, type WebhookWorkerOptions } from '../../src/webhooks/worker.js';
+import { type RunningWorker, startTasks } from '../../src/worker/runner.js';
+
+export interface Received {
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+export type Responder = (req: Received, res: ServerResponse, n: number) => void;
+
+/** A real HTTP receiver on 127.0.0.1 that records every request and answers with `respond`. */
+export interface Receiver {
+  url: string;
+  port: number;
+  received: Received[];
+  /** TCP connections accepted (to prove the SSRF guard never connects). */
+  connections: number;
+  respond: Responder;
+  close(): Promise<void>;
+}
+
+export const ok200: Responder = (_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  res.end('ok');
+};
+
+export async function startReceiver(respond: Responder = ok200): Promise<Receiver> {
+  const state: Receiver = {
+    url: '',
+    port: 0,
+    received: [],
+    connections: 0,
+    respond,
+    close: async () => {},
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r: Received = {
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
+      state.received.push(r);
+      state.respond(r, res, state.received.length);
+    });
+  });
+  server.on('connection', () => {
+    state.connections++;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.port = (server.address() as AddressInfo).port;
+  state.url = `http://127.0.0.1:${state.port}/hook`;
+  state.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return state;
+}
+
+/** Starts the webhook worker task the way `npm run worker` does, with test-sized knobs. */
+export function startWorker(database: Database, config: Config, opts: WebhookWorkerOptions = {}): RunningWorker {
+  const log = pino({ level: 'silent' });
+  return startTasks([createWebhookTask({ pollMs: 50, ...opts })], { config, database, log });
+}
+
+const SYSTEM_ACTOR = { kind: 'user' as const, id: 'usr_test', role: 'owner' as const };
+
+/** Test-only emit (other modules are built in parallel): events recorded in one tenant transaction. */
+export async function emitEvents(
+  database: Database,
+  organizationId: string,
+  list: Array<{ type: string; data: Record<string, unknown> }>,
+) {
+  return inTenant(database.db, organizationId, SYSTEM_ACTOR, async (ctx) => {
+    const out = [];
+    for (const e of list) out.push(await emit(ctx, e.type, e.data));
+    return out;
+  });
+}
+
+/** Polls `check` until it returns a truthy value (bounded; never asserts timings). */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export const RETRY_ENV = { WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms' };
