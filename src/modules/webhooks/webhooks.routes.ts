@@ -2,9 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { tenantOf } from '../../platform/access.js';
-import { AppError } from '../../platform/errors.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
-import { IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
+import { EmptyBody, IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { SecretBox } from '../../webhooks/secrets.js';
 import {
@@ -39,15 +38,6 @@ import {
  * Action routes take no body: none at all, or `{}` (decisions §3). The shared
  * EmptyBody schema refuses a missing body under this validator, so it is checked here.
  */
-async function noBody(request: { body: unknown }) {
-  const b = request.body;
-  if (b === undefined || b === null) return;
-  if (typeof b === 'object' && !Array.isArray(b) && Object.keys(b).length === 0) return;
-  throw new AppError('VALIDATION_FAILED', 'This action takes no body (send none, or {})', {
-    details: [{ field: '(body)', message: 'must be empty' }],
-  });
-}
-
 /** Webhook endpoints and their deliveries: Business plan, owner/admin (decisions §2, §5). */
 export default async function webhookRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -153,8 +143,8 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     '/api/webhooks/:id/rotate-secret',
     {
       config,
-      preValidation: noBody,
       schema: {
+        body: EmptyBody,
         tags,
         summary: 'Rotate the signing secret (previous secret keeps signing for 24 h)',
         description:
@@ -170,8 +160,8 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     '/api/webhooks/:id/enable',
     {
       config,
-      preValidation: noBody,
       schema: {
+        body: EmptyBody,
         tags,
         summary: 'Re-enable an endpoint and reset its failure counter',
         params: IdParams,
@@ -185,8 +175,8 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     '/api/webhooks/:id/test',
     {
       config,
-      preValidation: noBody,
       schema: {
+        body: EmptyBody,
         tags,
         summary: 'Queue one webhook.test delivery to the endpoint',
         params: IdParams,
@@ -236,8 +226,8 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     '/api/webhook-deliveries/:id/requeue',
     {
       config,
-      preValidation: noBody,
       schema: {
+        body: EmptyBody,
         tags,
         summary: 'Requeue a dead delivery (attempts start again; endpoint failure counter reset)',
         params: IdParams,
