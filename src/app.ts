@@ -74,7 +74,11 @@ export async function buildApp(
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: 1024 * 1024,
-    trustProxy: false,
+    // A hop count trusts that many proxies nearest to us (Fastify's function form of the same rule).
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (_address: string, hop: number) => hop < (config.trustProxy as number)
+        : config.trustProxy,
     // false: with a header name set, Fastify would take the incoming value unchecked; genReqId checks it.
     requestIdHeader: false,
     genReqId: (req) => {

@@ -27,6 +27,12 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Extra browser origins allowed to call the API with cookies (comma list). */
   corsOrigins: string[];
+  /**
+   * Which proxies to believe for the client address (X-Forwarded-For), as Fastify's
+   * `trustProxy`: false (default), true, a hop count, or a comma list of addresses/CIDRs.
+   * Per-IP rate limits and recorded session IPs depend on it behind a load balancer.
+   */
+  trustProxy: boolean | number | string[];
   logLevel: string;
   /** Where mail goes when SMTP_URL is unset. */
   mailOutboxFile: string;
@@ -58,6 +64,22 @@ export function parseDuration(text: string): number {
   const m = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
   if (!m) throw new ConfigError(`"${text}" is not a duration like 30s, 1m or 1h`);
   return Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+  if (raw === undefined || raw.trim() === '' || /^(false|0|no)$/i.test(raw)) return false;
+  if (/^(true|yes)$/i.test(raw)) return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (list.some((s) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a hop count or a comma list of addresses/CIDRs, got "${raw}"`,
+    );
+  }
+  return list;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -99,6 +121,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryScheduleMs: schedule,
     runWorker: parseBool('RUN_WORKER', env.RUN_WORKER, true),
     rateLimitPerMinute: parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 600, 1, 10_000_000),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -82,6 +82,14 @@ describe('configuration (decisions §1)', () => {
     }
   });
 
+  it('reads TRUST_PROXY as false, true, a hop count or a list of addresses', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
+    expect(() => loadConfig({ TRUST_PROXY: 'everyone' })).toThrow(/TRUST_PROXY/);
+  });
+
   it('parses durations', () => {
     expect(parseDuration('500ms')).toBe(500);
     expect(parseDuration('2h')).toBe(7_200_000);

@@ -99,3 +99,28 @@ describe.skipIf(!hasRedis)('rate limiting shared through Redis (REDIS_URL)', () 
     }
   });
 });
+
+describe('per-IP limits behind a proxy (TRUST_PROXY)', () => {
+  const hit = (h: Harness, forwardedFor: string) =>
+    h.app.inject({ method: 'GET', url: '/api/members', headers: { 'x-forwarded-for': forwardedFor } });
+
+  it('counts each forwarded client separately only when the proxy is trusted', async () => {
+    const trusted = await createHarness({ RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: 'true' });
+    const untrusted = await createHarness({ RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      // Unauthenticated calls count against the client address: 2 each, then 429.
+      for (const ip of ['203.0.113.1', '203.0.113.2']) {
+        expect((await hit(trusted, ip)).statusCode).toBe(401);
+        expect((await hit(trusted, ip)).statusCode).toBe(401);
+      }
+      expect((await hit(trusted, '203.0.113.1')).statusCode).toBe(429);
+      // Without TRUST_PROXY the header is ignored: every call is the same (proxy) address.
+      expect((await hit(untrusted, '203.0.113.1')).statusCode).toBe(401);
+      expect((await hit(untrusted, '203.0.113.2')).statusCode).toBe(401);
+      expect((await hit(untrusted, '203.0.113.3')).statusCode).toBe(429);
+    } finally {
+      await trusted.close();
+      await untrusted.close();
+    }
+  });
+});
