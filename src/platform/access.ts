@@ -63,6 +63,7 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
       throw new AppError('UNAUTHENTICATED', 'Authentication required: sign in or send an API key');
     }
     request.principal = principal;
+    for (const cookie of principal.setCookies) reply.header('set-cookie', cookie);
     const key =
       principal.kind === 'apiKey'
         ? `key:${principal.apiKeyId}`

@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/db/client.js';
 import { apiKeyCaller, cookieFrom, createHarness, type Harness, newTenant, setPlan, signUp } from '../harness.js';
 import { routeSecuritySuite } from '../security.js';
 
@@ -142,6 +144,22 @@ describe('Better Auth extras', () => {
     h = await createHarness();
   });
   afterAll(async () => h.close());
+
+  it("passes on Better Auth's refreshed session cookie when it extends a session", async () => {
+    const owner = await newTenant(h);
+    // A session 5 days into its 7: Better Auth extends it (updateAge 1 day) and re-issues the cookie.
+    await h.database.db.execute(
+      sql`UPDATE sessions SET expires_at = now() + interval '2 days' WHERE user_id = ${owner.userId}`,
+    );
+    h.app.deps.resolver.invalidate();
+    const res = await owner.call('GET', '/api/members');
+    expect(res.statusCode).toBe(200);
+    expect(String(res.headers['set-cookie'])).toMatch(/session_token=.*Max-Age=604800/);
+    const [row] = rowsOf<{ expires_at: string }>(
+      await h.database.db.execute(sql`SELECT expires_at FROM sessions WHERE user_id = ${owner.userId}`),
+    );
+    expect(new Date(row?.expires_at ?? 0).getTime()).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+  });
 
   it('does not expose raw session tokens through list-sessions', async () => {
     const user = await signUp(h.app);

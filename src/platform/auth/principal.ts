@@ -17,6 +17,8 @@ export interface Principal {
   organizationId: string | undefined;
   role: Role | undefined;
   plan: Plan | undefined;
+  /** A refreshed session cookie to pass on to the client (Better Auth's daily extension). */
+  setCookies: string[];
 }
 
 export const FEATURES = { webhooks: ['business'], apiAccess: ['business'] } as const satisfies Record<
@@ -101,12 +103,19 @@ export class PrincipalResolver {
       organizationId: row.organizationId,
       role: row.role as Role,
       plan: row.plan as Plan,
+      setCookies: [],
     };
   }
 
   private async fromSession(cookie: string): Promise<Principal | null> {
-    const result = await this.auth.api.getSession({ headers: new Headers({ cookie }) }).catch(() => null);
+    // returnHeaders: when Better Auth extends the session (once a day) it re-issues the cookie,
+    // and that Set-Cookie must reach the browser or the cookie expires before the session does.
+    const answer = await this.auth.api
+      .getSession({ headers: new Headers({ cookie }), returnHeaders: true })
+      .catch(() => null);
+    const result = answer?.response;
     if (!result) return null;
+    const setCookies = answer.headers?.getSetCookie?.() ?? [];
     const activeOrg = (result.session as { activeOrganizationId?: string | null }).activeOrganizationId ?? undefined;
     let role: Role | undefined;
     let plan: Plan | undefined;
@@ -132,6 +141,7 @@ export class PrincipalResolver {
       organizationId,
       role,
       plan,
+      setCookies,
     };
   }
 }
