@@ -106,31 +106,44 @@ export class WebhookWorker {
   async tick(wake: () => void): Promise<number> {
     this.#wake = wake;
     this.#completedSinceTick = false;
-    let dispatched = 0;
+    let fanOut: Promise<number> | undefined;
     if (this.#eventsWaiting || Date.now() - this.#lastDispatch >= this.#pollMs) {
       this.#eventsWaiting = false;
       this.#lastDispatch = Date.now();
-      dispatched = await dispatchEvents(this.#database, DISPATCH_BATCH);
-      if (dispatched >= DISPATCH_BATCH) this.#eventsWaiting = true;
+      fanOut = dispatchEvents(this.#database, DISPATCH_BATCH);
+      // Quiet: fan out first so the new deliveries are claimed in this same pass (latency).
+      // Backlogged (the last claim filled every slot): fan out beside the claim, so the
+      // slots do not wait on the fan-out transaction.
+      if (this.#idleSlots) await fanOut.catch(() => {});
     }
-    const free = this.#free();
-    let claimed: ClaimedDelivery[] = [];
-    // Claim in batches: one query per few freed slots rather than one per completed delivery.
-    if (free > 0 && (free >= this.#claimBatch || this.#sending === 0 || this.#idleSlots)) {
-      const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
-      claimed = await claimDeliveries(this.#db, {
-        limit: free,
-        leaseMs: this.#leaseMs,
-        perEndpoint: this.#perEndpoint,
-        busyEndpoints: busy,
-      });
-      for (const c of claimed) this.#start(c);
-      // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
-      this.#idleSlots = claimed.length < free;
-    }
+    // Both settle before the pass ends, so a failing one never leaves the other running.
+    const [fanned, claim] = await Promise.allSettled([fanOut ?? 0, this.#claim()]);
+    if (fanned.status === 'rejected') throw fanned.reason;
+    if (claim.status === 'rejected') throw claim.reason;
+    const dispatched = fanned.value;
+    const claimed = claim.value;
+    if (dispatched >= DISPATCH_BATCH) this.#eventsWaiting = true;
     // A slot freed while we were querying: go again at once rather than after the poll interval.
     const freedMeanwhile = this.#completedSinceTick && this.#free() >= this.#claimBatch;
-    return dispatched + claimed.length + (freedMeanwhile ? 1 : 0);
+    return dispatched + claimed + (freedMeanwhile ? 1 : 0);
+  }
+
+  /** Claims due deliveries for the free slots and starts them; returns how many. */
+  async #claim(): Promise<number> {
+    const free = this.#free();
+    // Claim in batches: one query per few freed slots rather than one per completed delivery.
+    if (free <= 0 || (free < this.#claimBatch && this.#sending > 0 && !this.#idleSlots)) return 0;
+    const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
+    const claimed = await claimDeliveries(this.#db, {
+      limit: free,
+      leaseMs: this.#leaseMs,
+      perEndpoint: this.#perEndpoint,
+      busyEndpoints: busy,
+    });
+    for (const c of claimed) this.#start(c);
+    // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
+    this.#idleSlots = claimed.length < free;
+    return claimed.length;
   }
 
   #start(claim: ClaimedDelivery) {
