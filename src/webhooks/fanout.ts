@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Database, Db, Tx } from '../db/client.js';
-import { events, webhookDeliveries, webhookEndpoints } from '../db/schema/index.js';
+import { events, webhookEndpoints } from '../db/schema/index.js';
 import { newId } from '../platform/ids.js';
 import { isCatalogEvent } from './catalog.js';
 
@@ -57,31 +57,35 @@ export async function dispatchEvents(database: Database, limit = 200): Promise<n
       })
       .from(webhookEndpoints)
       .where(and(inArray(webhookEndpoints.organizationId, orgIds), eq(webhookEndpoints.active, true)));
-    const rows: Array<typeof webhookDeliveries.$inferInsert> = [];
+    // Column arrays for one set-based INSERT … SELECT FROM unnest(…): a few parameters
+    // whatever the batch size, instead of a VALUES list the query builder walks per cell.
+    const ids: string[] = [];
+    const orgs: string[] = [];
+    const endpointIds: string[] = [];
+    const eventIds: string[] = [];
+    const types: string[] = [];
+    const bodies: string[] = [];
     for (const e of batch) {
       for (const ep of endpoints) {
         if (ep.organizationId !== e.organizationId || !subscribes(ep.events, e.type)) continue;
         const id = newId('dlv');
-        rows.push({
-          id,
-          organizationId: e.organizationId,
-          endpointId: ep.id,
-          eventId: e.id,
-          event: e.type,
-          body: deliveryBody(id, e.type, e.createdAt, e.organizationId, e.data),
-        });
+        ids.push(id);
+        orgs.push(e.organizationId);
+        endpointIds.push(ep.id);
+        eventIds.push(e.id);
+        types.push(e.type);
+        bodies.push(deliveryBody(id, e.type, e.createdAt, e.organizationId, e.data));
       }
     }
-    for (let i = 0; i < rows.length; i += 500) await tx.insert(webhookDeliveries).values(rows.slice(i, i + 500));
-    await tx
-      .update(events)
-      .set({ dispatchedAt: new Date() })
-      .where(
-        inArray(
-          events.id,
-          batch.map((e) => e.id),
-        ),
-      );
+    if (ids.length > 0) {
+      await tx.execute(sql`
+        INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event, body)
+        SELECT * FROM unnest(${sql.param(ids)}::text[], ${sql.param(orgs)}::text[], ${sql.param(endpointIds)}::text[],
+                             ${sql.param(eventIds)}::text[], ${sql.param(types)}::text[], ${sql.param(bodies)}::text[])`);
+    }
+    await tx.execute(
+      sql`UPDATE events SET dispatched_at = now() WHERE id = ANY(${sql.param(batch.map((e) => e.id))}::text[])`,
+    );
     return batch.length;
   });
 }

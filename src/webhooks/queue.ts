@@ -180,18 +180,16 @@ export async function recordSuccesses(
   items: ReadonlyArray<{ claim: ClaimedDelivery; result: AttemptResult }>,
 ): Promise<Set<string>> {
   if (items.length === 0) return new Set();
-  const values = sql.join(
-    items.map(
-      ({ claim, result }) =>
-        sql`(${claim.id}::text, ${claim.claimToken}::text, ${claim.organizationId}::text, ${claim.endpointId}::text,
-             ${newId('wha')}::text, ${result.attemptedAt.toISOString()}::timestamptz, ${result.statusCode}::int,
-             ${result.durationMs}::int, ${result.responseBody}::text)`,
-    ),
-    sql`, `,
-  );
+  // One array per column (unnest): the statement has nine parameters whatever the batch
+  // size, so building it costs next to nothing next to a VALUES list of 9 × n cells.
+  const col = <T>(f: (item: (typeof items)[number]) => T) => sql.param(items.map(f));
   const res = await db.execute(sql`
     WITH input (id, token, org, endpoint_id, attempt_id, attempted_at, status_code, duration_ms, response_body) AS (
-      VALUES ${values}
+      SELECT * FROM unnest(${col((i) => i.claim.id)}::text[], ${col((i) => i.claim.claimToken)}::text[],
+                           ${col((i) => i.claim.organizationId)}::text[], ${col((i) => i.claim.endpointId)}::text[],
+                           ${col(() => newId('wha'))}::text[], ${col((i) => i.result.attemptedAt.toISOString())}::timestamptz[],
+                           ${col((i) => i.result.statusCode)}::int[], ${col((i) => i.result.durationMs)}::int[],
+                           ${col((i) => i.result.responseBody)}::text[])
     ), log AS (
       INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
       SELECT i.attempt_id, i.org, i.id, i.attempted_at, i.status_code, i.duration_ms, NULL, i.response_body

@@ -28,6 +28,8 @@ interface PendingResult {
   reject(err: unknown): void;
 }
 const DISPATCH_BATCH = 200;
+const SECRET_CACHE_MS = 10_000;
+const RECORD_BATCH = 200;
 
 /**
  * The delivery engine of one process: fans out events, claims due deliveries up to
@@ -44,7 +46,10 @@ export class WebhookWorker {
   readonly #concurrency: number;
   readonly #perEndpoint: number;
   readonly #leaseMs: number;
+  /** Every delivery between claim and its recorded result (what stop() waits for). */
   readonly #inFlight = new Set<Promise<void>>();
+  /** Deliveries whose request is under way: the slots `concurrency` bounds. */
+  #sending = 0;
   readonly #perEndpointInFlight = new Map<string, number>();
   #completedSinceTick = false;
   #wake: () => void = () => {};
@@ -56,6 +61,8 @@ export class WebhookWorker {
   #idleSlots = true;
   readonly #results: PendingResult[] = [];
   #flushers = 0;
+  readonly #secrets = new Map<string, string>();
+  #secretsAt = 0;
 
   constructor(database: Database, config: Config, log: Log, opts: WebhookWorkerOptions = {}) {
     this.#database = database;
@@ -85,57 +92,90 @@ export class WebhookWorker {
     return this.#inFlight.size;
   }
 
+  /**
+   * Slots free for new claims. A slot is freed when its request is answered, not when
+   * the result is written: results are written in batches behind the requests, and
+   * the delivery keeps its lease until then. So that a slow database cannot pile up
+   * unbounded unwritten results, at most `concurrency` of them may wait.
+   */
+  #free(): number {
+    return Math.min(this.#concurrency - this.#sending, 2 * this.#concurrency - this.#inFlight.size);
+  }
+
   /** One bounded pass: fan out, then fill free slots. Returns work found (the runner loops while > 0). */
   async tick(wake: () => void): Promise<number> {
     this.#wake = wake;
     this.#completedSinceTick = false;
-    let dispatched = 0;
+    let fanOut: Promise<number> | undefined;
     if (this.#eventsWaiting || Date.now() - this.#lastDispatch >= this.#pollMs) {
       this.#eventsWaiting = false;
       this.#lastDispatch = Date.now();
-      dispatched = await dispatchEvents(this.#database, DISPATCH_BATCH);
-      if (dispatched >= DISPATCH_BATCH) this.#eventsWaiting = true;
+      fanOut = dispatchEvents(this.#database, DISPATCH_BATCH);
+      // Quiet: fan out first so the new deliveries are claimed in this same pass (latency).
+      // Backlogged (the last claim filled every slot): fan out beside the claim, so the
+      // slots do not wait on the fan-out transaction.
+      if (this.#idleSlots) await fanOut.catch(() => {});
     }
-    const free = this.#concurrency - this.#inFlight.size;
-    let claimed: ClaimedDelivery[] = [];
-    // Claim in batches: one query per few freed slots rather than one per completed delivery.
-    if (free > 0 && (free >= this.#claimBatch || this.#inFlight.size === 0 || this.#idleSlots)) {
-      const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
-      claimed = await claimDeliveries(this.#db, {
-        limit: free,
-        leaseMs: this.#leaseMs,
-        perEndpoint: this.#perEndpoint,
-        busyEndpoints: busy,
-      });
-      for (const c of claimed) this.#start(c);
-      // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
-      this.#idleSlots = claimed.length < free;
-    }
+    // Both settle before the pass ends, so a failing one never leaves the other running.
+    const [fanned, claim] = await Promise.allSettled([fanOut ?? 0, this.#claim()]);
+    if (fanned.status === 'rejected') throw fanned.reason;
+    if (claim.status === 'rejected') throw claim.reason;
+    const dispatched = fanned.value;
+    const claimed = claim.value;
+    if (dispatched >= DISPATCH_BATCH) this.#eventsWaiting = true;
     // A slot freed while we were querying: go again at once rather than after the poll interval.
-    const freedMeanwhile = this.#completedSinceTick && this.#concurrency - this.#inFlight.size >= this.#claimBatch;
-    return dispatched + claimed.length + (freedMeanwhile ? 1 : 0);
+    const freedMeanwhile = this.#completedSinceTick && this.#free() >= this.#claimBatch;
+    return dispatched + claimed + (freedMeanwhile ? 1 : 0);
+  }
+
+  /** Claims due deliveries for the free slots and starts them; returns how many. */
+  async #claim(): Promise<number> {
+    const free = this.#free();
+    // Claim in batches: one query per few freed slots rather than one per completed delivery.
+    if (free <= 0 || (free < this.#claimBatch && this.#sending > 0 && !this.#idleSlots)) return 0;
+    const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
+    const claimed = await claimDeliveries(this.#db, {
+      limit: free,
+      leaseMs: this.#leaseMs,
+      perEndpoint: this.#perEndpoint,
+      busyEndpoints: busy,
+    });
+    for (const c of claimed) this.#start(c);
+    // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
+    this.#idleSlots = claimed.length < free;
+    return claimed.length;
   }
 
   #start(claim: ClaimedDelivery) {
+    this.#sending++;
     this.#perEndpointInFlight.set(claim.endpointId, (this.#perEndpointInFlight.get(claim.endpointId) ?? 0) + 1);
-    const p = this.#deliver(claim)
+    let slotHeld = true;
+    const releaseSlot = () => {
+      if (!slotHeld) return;
+      slotHeld = false;
+      this.#sending--;
+      const n = (this.#perEndpointInFlight.get(claim.endpointId) ?? 1) - 1;
+      if (n <= 0) this.#perEndpointInFlight.delete(claim.endpointId);
+      else this.#perEndpointInFlight.set(claim.endpointId, n);
+      this.#completedSinceTick = true;
+      this.#wake();
+    };
+    const p = this.#deliver(claim, releaseSlot)
       .catch((err) => this.#log.error({ err, deliveryId: claim.id }, 'webhook delivery bookkeeping failed'))
       .finally(() => {
         this.#inFlight.delete(p);
-        const n = (this.#perEndpointInFlight.get(claim.endpointId) ?? 1) - 1;
-        if (n <= 0) this.#perEndpointInFlight.delete(claim.endpointId);
-        else this.#perEndpointInFlight.set(claim.endpointId, n);
+        releaseSlot();
         this.#completedSinceTick = true;
         this.#wake();
       });
     this.#inFlight.add(p);
   }
 
-  async #deliver(claim: ClaimedDelivery): Promise<void> {
+  async #deliver(claim: ClaimedDelivery, sent: () => void): Promise<void> {
     let secrets: string[];
     try {
-      secrets = [this.#box.open(claim.secretEnc)];
-      if (claim.previousValid && claim.previousSecretEnc) secrets.push(this.#box.open(claim.previousSecretEnc));
+      secrets = [this.#open(claim.secretEnc)];
+      if (claim.previousValid && claim.previousSecretEnc) secrets.push(this.#open(claim.previousSecretEnc));
     } catch (err) {
       // AUTH_SECRET changed under stored secrets: log loudly; the lease expires and it is retried later.
       this.#log.error({ err, endpointId: claim.endpointId }, 'cannot decrypt webhook secret (AUTH_SECRET changed?)');
@@ -148,6 +188,7 @@ export class WebhookWorker {
       body: claim.body,
       secrets,
     });
+    sent();
     const outcome = await this.#record(claim, result);
     if (outcome.endpointDeactivated && !result.ok) {
       this.#log.warn({ endpointId: claim.endpointId }, 'webhook endpoint deactivated after consecutive failures');
@@ -155,9 +196,27 @@ export class WebhookWorker {
   }
 
   /**
-   * Attempt results are written in small batches, one transaction each, by at most
-   * two flushers: under load many results share one commit (one fsync), and a lone
-   * result is written at once. The slot (and the lease) is held until it is written.
+   * Decrypted secrets, keyed by their sealed form (so a rotated secret is a new key),
+   * kept for a few seconds: an endpoint's deliveries in one burst share one decryption.
+   */
+  #open(sealed: string): string {
+    const now = Date.now();
+    if (now - this.#secretsAt > SECRET_CACHE_MS) {
+      this.#secrets.clear();
+      this.#secretsAt = now;
+    }
+    let plain = this.#secrets.get(sealed);
+    if (plain === undefined) {
+      plain = this.#box.open(sealed);
+      this.#secrets.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  /**
+   * Attempt results are written in batches by one writer: under load many results
+   * share one statement and one commit (one fsync), and a lone result is written at
+   * once. The lease is held until the result is written (the slot is not, see #free).
    */
   #record(claim: ClaimedDelivery, result: AttemptResult): Promise<RecordOutcome> {
     return new Promise((resolve, reject) => {
@@ -167,8 +226,10 @@ export class WebhookWorker {
   }
 
   #kickFlush() {
-    while (this.#flushers < 2 && this.#results.length > 0) {
-      const batch = this.#results.splice(0, 100);
+    // One writer: results that arrive while it writes form the next batch, so under load
+    // a statement carries many results; a lone result is still written at once.
+    while (this.#flushers < 1 && this.#results.length > 0) {
+      const batch = this.#results.splice(0, RECORD_BATCH);
       this.#flushers++;
       void this.#flush(batch).finally(() => {
         this.#flushers--;
@@ -179,11 +240,11 @@ export class WebhookWorker {
 
   async #flush(batch: PendingResult[]): Promise<void> {
     const schedule = this.#config.webhookRetryScheduleMs;
-    if (batch.length > 1) {
+    const ok = batch.filter((b) => b.result.ok);
+    // A lone failure goes straight to the one-by-one path below (one statement either way).
+    if (ok.length > 0 || batch.length > 1) {
       try {
-        const outcomes = await this.#db.transaction(async (tx) => {
-          const db = tx as unknown as Db;
-          const ok = batch.filter((b) => b.result.ok);
+        const record = async (db: Db) => {
           const applied = await recordSuccesses(db, ok);
           const out = new Map<PendingResult, RecordOutcome>();
           for (const b of ok) {
@@ -192,7 +253,12 @@ export class WebhookWorker {
           }
           for (const b of batch) if (!b.result.ok) out.set(b, await recordAttempt(db, b.claim, b.result, schedule));
           return out;
-        });
+        };
+        // Successes alone are one statement, atomic by itself: no BEGIN/COMMIT round trips.
+        const outcomes =
+          ok.length === batch.length
+            ? await record(this.#db)
+            : await this.#db.transaction((tx) => record(tx as unknown as Db));
         for (const b of batch) b.resolve(outcomes.get(b) as RecordOutcome);
         return;
       } catch {
