@@ -163,3 +163,11 @@ export const lineRows = (lines: PricedLine[]) =>
     taxable: l.taxable,
     amountCents: l.amountCents,
   }));
+
+/** The stored totals columns of a priced document (invoices and estimates share them). */
+export const totalsColumns = (priced: PricedDocument) => ({
+  taxRate: String(priced.taxRate),
+  subtotalCents: priced.totals.subtotalCents,
+  taxCents: priced.totals.taxCents,
+  totalCents: priced.totals.totalCents,
+});

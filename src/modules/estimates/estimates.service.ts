@@ -17,6 +17,7 @@ import {
   priceLines,
   storedToPriced,
   taxRateFor,
+  totalsColumns,
 } from '../billing/line-items.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
@@ -179,10 +180,7 @@ export async function createEstimate(ctx: Ctx, input: CreateEstimateInput): Prom
       estimateDate,
       expirationDate,
       notes: input.notes ?? null,
-      taxRate: String(priced.taxRate),
-      subtotalCents: priced.totals.subtotalCents,
-      taxCents: priced.totals.taxCents,
-      totalCents: priced.totals.totalCents,
+      ...totalsColumns(priced),
     })
     .returning();
   await insertLines(ctx, id, priced);
@@ -250,14 +248,7 @@ export async function updateEstimate(ctx: Ctx, id: string, patch: UpdateEstimate
       estimateDate,
       expirationDate,
       notes: patch.notes === undefined ? row.notes : patch.notes,
-      ...(priced
-        ? {
-            taxRate: String(priced.taxRate),
-            subtotalCents: priced.totals.subtotalCents,
-            taxCents: priced.totals.taxCents,
-            totalCents: priced.totals.totalCents,
-          }
-        : {}),
+      ...(priced ? totalsColumns(priced) : {}),
       updatedAt: new Date(),
     })
     .where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)))

@@ -19,6 +19,7 @@ import {
   priceLines,
   storedToPriced,
   taxRateFor,
+  totalsColumns,
 } from '../billing/line-items.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
@@ -189,7 +190,6 @@ export interface NewInvoice {
 export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceDetailView> {
   const invoiceNumber = await nextDocumentNumber(ctx, 'invoice');
   const id = newId('inv');
-  const { totals } = doc.priced;
   const [row] = await ctx.tx
     .insert(invoices)
     .values({
@@ -202,21 +202,11 @@ export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceD
       invoiceDate: doc.invoiceDate,
       dueDate: doc.dueDate,
       notes: doc.notes,
-      taxRate: String(doc.priced.taxRate),
-      subtotalCents: totals.subtotalCents,
-      taxCents: totals.taxCents,
-      totalCents: totals.totalCents,
+      ...totalsColumns(doc.priced),
       estimateId: doc.estimateId,
     })
     .returning();
-  await ctx.tx.insert(invoiceLineItems).values(
-    lineRows(doc.priced.lines).map((l) => ({
-      ...l,
-      id: newId('lin'),
-      organizationId: ctx.organizationId,
-      invoiceId: id,
-    })),
-  );
+  await insertLines(ctx, id, doc.priced);
   const detail = await detailOf(ctx, row as InvoiceRow);
   await emit(ctx, 'invoice.created', eventData(detail));
   return detail;
@@ -312,14 +302,7 @@ export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceIn
       invoiceDate,
       dueDate,
       notes: patch.notes === undefined ? row.notes : patch.notes,
-      ...(priced
-        ? {
-            taxRate: String(priced.taxRate),
-            subtotalCents: priced.totals.subtotalCents,
-            taxCents: priced.totals.taxCents,
-            totalCents: priced.totals.totalCents,
-          }
-        : {}),
+      ...(priced ? totalsColumns(priced) : {}),
       updatedAt: new Date(),
     })
     .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
@@ -328,14 +311,7 @@ export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceIn
     await ctx.tx
       .delete(invoiceLineItems)
       .where(and(eq(invoiceLineItems.organizationId, ctx.organizationId), eq(invoiceLineItems.invoiceId, id)));
-    await ctx.tx.insert(invoiceLineItems).values(
-      lineRows(priced.lines).map((l) => ({
-        ...l,
-        id: newId('lin'),
-        organizationId: ctx.organizationId,
-        invoiceId: id,
-      })),
-    );
+    await insertLines(ctx, id, priced);
   }
   const detail = await detailOf(ctx, updated as InvoiceRow);
   if (reopen) await emitInvoiceTransition(ctx, reopen, row.status, detail);
@@ -499,4 +475,12 @@ export async function markInvoicesOverdue(ctx: Ctx, todayDate: string, limit: nu
     moved++;
   }
   return moved;
+}
+
+async function insertLines(ctx: Ctx, invoiceId: string, priced: PricedDocument) {
+  await ctx.tx
+    .insert(invoiceLineItems)
+    .values(
+      lineRows(priced.lines).map((l) => ({ ...l, id: newId('lin'), organizationId: ctx.organizationId, invoiceId })),
+    );
 }
