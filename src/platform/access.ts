@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Db } from '../db/client.js';
 import { actorOf, type Feature, hasFeature, type Principal, type PrincipalResolver } from './auth/principal.js';
 import { AppError } from './errors.js';
 import { consumeRequest, type Limiters } from './rate-limit.js';
-import type { Actor, Role } from './tenancy.js';
+import { type Actor, type Ctx, inTenant, type Role } from './tenancy.js';
 
 /**
  * Who may call a route, declared in its `config`:
@@ -35,6 +36,12 @@ export function tenantOf(request: { principal: Principal | null }): TenantRef {
   const p = request.principal;
   if (!p?.organizationId) throw new AppError('NO_ACTIVE_ORGANIZATION', 'No active organization');
   return { organizationId: p.organizationId, actor: actorOf(p) };
+}
+
+/** Runs a service call in the request's tenant: one transaction as the RLS role, tenant and actor set. */
+export function inRequestTenant<T>(db: Db, request: { principal: Principal | null }, fn: (ctx: Ctx) => Promise<T>) {
+  const t = tenantOf(request);
+  return inTenant(db, t.organizationId, t.actor, fn);
 }
 
 /** The signed-in user of a `user` route. */

@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKeyResponse } from './api-keys.schemas.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.service.js';
 
@@ -24,8 +24,7 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const key = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createApiKey(ctx, request.body));
+      const key = await inRequestTenant(database.db, request, (ctx) => createApiKey(ctx, request.body));
       return reply.code(201).send({ data: key });
     },
   );
@@ -34,8 +33,7 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
     '/api/api-keys',
     { config, schema: { tags, summary: 'List active API keys (no secrets)', response: { 200: ApiKeyList } } },
     async (request) => {
-      const t = tenantOf(request);
-      return { data: await inTenant(database.db, t.organizationId, t.actor, listApiKeys) };
+      return { data: await inRequestTenant(database.db, request, listApiKeys) };
     },
   );
 
@@ -46,8 +44,7 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
       schema: { tags, summary: 'Revoke an API key at once', params: IdParams, response: { 204: NoContent } },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => revokeApiKey(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => revokeApiKey(ctx, request.params.id));
       resolver.invalidate();
       return reply.code(204).send(null);
     },

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   CreateTemplateBody,
   TemplateListQuery,
@@ -35,9 +35,8 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
-      const { rows, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) => listTemplates(ctx, page));
+      const { rows, total } = await inRequestTenant(database.db, request, (ctx) => listTemplates(ctx, page));
       setPageHeaders(request, reply, page, total);
       return { data: rows };
     },
@@ -54,8 +53,7 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const row = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createTemplate(ctx, request.body));
+      const row = await inRequestTenant(database.db, request, (ctx) => createTemplate(ctx, request.body));
       return reply.code(201).send({ data: row });
     },
   );
@@ -66,9 +64,8 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       schema: { tags, summary: 'One contract template', params: IdParams, response: { 200: TemplateResponse } },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getTemplate(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => getTemplate(ctx, request.params.id)),
       };
     },
   );
@@ -85,9 +82,8 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           updateTemplate(ctx, request.params.id, request.body),
         ),
       };
@@ -105,8 +101,7 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteTemplate(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => deleteTemplate(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { EmptyBody, IdParams } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   ActivityParams,
   ContractActivityResponse,
@@ -42,9 +42,8 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
-      const { rows, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const { rows, total } = await inRequestTenant(database.db, request, (ctx) =>
         listContracts(ctx, request.query, page),
       );
       setPageHeaders(request, reply, page, total);
@@ -63,9 +62,8 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getContract(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => getContract(ctx, request.params.id)),
       };
     },
   );
@@ -81,8 +79,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const row = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createContract(ctx, request.body));
+      const row = await inRequestTenant(database.db, request, (ctx) => createContract(ctx, request.body));
       return reply.code(201).send({ data: row });
     },
   );
@@ -99,9 +96,8 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           updateContract(ctx, request.params.id, request.body),
         ),
       };
@@ -120,8 +116,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
-      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const result = await inRequestTenant(database.db, request, (ctx) =>
         sendContract(ctx, request.params.id, config.baseUrl),
       );
       if (result.mail) {
@@ -148,9 +143,8 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => cancelContract(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => cancelContract(ctx, request.params.id)),
       };
     },
   );
@@ -165,8 +159,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
-      return { data: await inTenant(database.db, t.organizationId, t.actor, contractAnalytics) };
+      return { data: await inRequestTenant(database.db, request, contractAnalytics) };
     },
   );
 
@@ -181,9 +174,8 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           activityForContract(ctx, request.params.contract_id),
         ),
       };

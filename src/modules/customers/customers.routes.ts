@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   CreateCustomerBody,
   CustomerList,
@@ -39,10 +39,9 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
       const { search, tag, status } = request.query;
-      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const result = await inRequestTenant(database.db, request, (ctx) =>
         listCustomers(ctx, { search, tag, status }, page),
       );
       setPageHeaders(request, reply, page, result.total);
@@ -54,9 +53,8 @@ export default async function customerRoutes(fastify: FastifyInstance) {
     '/api/customers/:id',
     { schema: { tags, summary: 'One customer', params: IdParams, response: { 200: CustomerResponse } } },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getCustomer(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => getCustomer(ctx, request.params.id)),
       };
     },
   );
@@ -72,10 +70,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const customer = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-        createCustomer(ctx, request.body),
-      );
+      const customer = await inRequestTenant(database.db, request, (ctx) => createCustomer(ctx, request.body));
       return reply.code(201).send({ data: customer });
     },
   );
@@ -92,9 +87,8 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           updateCustomer(ctx, request.params.id, request.body),
         ),
       };
@@ -112,8 +106,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => softDeleteCustomer(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => softDeleteCustomer(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );
@@ -134,9 +127,8 @@ export default async function customerRoutes(fastify: FastifyInstance) {
         },
       },
       async (request) => {
-        const t = tenantOf(request);
         return {
-          data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+          data: await inRequestTenant(database.db, request, (ctx) =>
             changeCustomerStatus(ctx, request.params.id, action),
           ),
         };
@@ -160,11 +152,8 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-          anonymizeCustomer(ctx, request.params.id),
-        ),
+        data: await inRequestTenant(database.db, request, (ctx) => anonymizeCustomer(ctx, request.params.id)),
       };
     },
   );
@@ -183,8 +172,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => hardDeleteCustomer(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => hardDeleteCustomer(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

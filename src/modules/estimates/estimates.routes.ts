@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   ConvertedEstimateResponse,
   CreateEstimateBody,
@@ -41,9 +41,8 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
-      const { items, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const { items, total } = await inRequestTenant(database.db, request, (ctx) =>
         listEstimates(ctx, request.query, page),
       );
       setPageHeaders(request, reply, page, total);
@@ -55,9 +54,8 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
     '/api/estimates/:id',
     { schema: { tags, summary: 'One estimate with its lines', params: IdParams, response: { 200: EstimateResponse } } },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getEstimate(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => getEstimate(ctx, request.params.id)),
       };
     },
   );
@@ -73,8 +71,7 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const data = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createEstimate(ctx, request.body));
+      const data = await inRequestTenant(database.db, request, (ctx) => createEstimate(ctx, request.body));
       return reply.code(201).send({ data });
     },
   );
@@ -91,9 +88,8 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           updateEstimate(ctx, request.params.id, request.body),
         ),
       };
@@ -111,8 +107,7 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteEstimate(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => deleteEstimate(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );
@@ -129,9 +124,8 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           sendEstimate(ctx, request.params.id, { mailer, baseUrl: config.baseUrl }),
         ),
       };
@@ -146,8 +140,7 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       `/api/estimates/:id/${action}`,
       { schema: { tags, summary, params: IdParams, body: EmptyBody, response: { 200: EstimateResponse } } },
       async (request) => {
-        const t = tenantOf(request);
-        return { data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => run(ctx, request.params.id)) };
+        return { data: await inRequestTenant(database.db, request, (ctx) => run(ctx, request.params.id)) };
       },
     );
   }
@@ -165,9 +158,8 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => convertEstimate(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => convertEstimate(ctx, request.params.id)),
       };
     },
   );

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { tenantOf, userOf } from '../../platform/access.js';
+import { inRequestTenant, userOf } from '../../platform/access.js';
 import { DateTime, Envelope, IdParams } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import { acceptInvitation, createInvitation, listInvitations } from './invitations.service.js';
 
 const Invitation = Type.Object(
@@ -50,8 +50,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const inv = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const inv = await inRequestTenant(database.db, request, (ctx) =>
         createInvitation(ctx, config.baseUrl, request.body),
       );
       await mailer
@@ -76,9 +75,8 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => listInvitations(ctx, config.baseUrl)),
+        data: await inRequestTenant(database.db, request, (ctx) => listInvitations(ctx, config.baseUrl)),
       };
     },
   );

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   CreateInvoiceBody,
   InvoiceListQuery,
@@ -41,9 +41,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
-      const { items, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const { items, total } = await inRequestTenant(database.db, request, (ctx) =>
         listInvoices(ctx, request.query, page),
       );
       setPageHeaders(request, reply, page, total);
@@ -62,9 +61,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getInvoice(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => getInvoice(ctx, request.params.id)),
       };
     },
   );
@@ -80,8 +78,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const data = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createInvoice(ctx, request.body));
+      const data = await inRequestTenant(database.db, request, (ctx) => createInvoice(ctx, request.body));
       return reply.code(201).send({ data });
     },
   );
@@ -98,11 +95,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-          updateInvoice(ctx, request.params.id, request.body),
-        ),
+        data: await inRequestTenant(database.db, request, (ctx) => updateInvoice(ctx, request.params.id, request.body)),
       };
     },
   );
@@ -118,8 +112,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteInvoice(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => deleteInvoice(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );
@@ -136,8 +129,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const data = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const data = await inRequestTenant(database.db, request, (ctx) =>
         recordPayment(ctx, request.params.id, request.body),
       );
       return reply.code(201).send({ data });
@@ -156,9 +148,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           sendInvoice(ctx, request.params.id, { mailer, baseUrl: config.baseUrl }),
         ),
       };
@@ -177,9 +168,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => voidInvoice(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => voidInvoice(ctx, request.params.id)),
       };
     },
   );
@@ -196,9 +186,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => writeOffInvoice(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => writeOffInvoice(ctx, request.params.id)),
       };
     },
   );

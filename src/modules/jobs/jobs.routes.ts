@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   CalendarQuery,
   CalendarResponse,
@@ -42,11 +42,8 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
-      const { rows, total } = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-        listJobs(ctx, request.query, page),
-      );
+      const { rows, total } = await inRequestTenant(database.db, request, (ctx) => listJobs(ctx, request.query, page));
       setPageHeaders(request, reply, page, total);
       return { data: rows };
     },
@@ -63,8 +60,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
-      return { data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => jobCalendar(ctx, request.query)) };
+      return { data: await inRequestTenant(database.db, request, (ctx) => jobCalendar(ctx, request.query)) };
     },
   );
 
@@ -79,8 +75,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
-      return { data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getJob(ctx, request.params.id)) };
+      return { data: await inRequestTenant(database.db, request, (ctx) => getJob(ctx, request.params.id)) };
     },
   );
 
@@ -95,8 +90,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const job = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createJob(ctx, request.body));
+      const job = await inRequestTenant(database.db, request, (ctx) => createJob(ctx, request.body));
       return reply.code(201).send({ data: job });
     },
   );
@@ -113,11 +107,8 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-          updateJob(ctx, request.params.id, request.body),
-        ),
+        data: await inRequestTenant(database.db, request, (ctx) => updateJob(ctx, request.params.id, request.body)),
       };
     },
   );
@@ -133,8 +124,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteJob(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => deleteJob(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );
@@ -151,9 +141,8 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => publishJob(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => publishJob(ctx, request.params.id)),
       };
     },
   );
@@ -170,9 +159,8 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           setChecklistItem(ctx, request.params.id, request.params.itemId, request.body.completed),
         ),
       };

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { DateTime, Envelope, IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import { changeMemberRole, listMembers, removeMember } from './members.service.js';
 
 const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
@@ -34,8 +34,7 @@ export default async function memberRoutes(fastify: FastifyInstance) {
       schema: { tags, summary: "The active organization's members", response: { 200: Envelope(Type.Array(Member)) } },
     },
     async (request) => {
-      const t = tenantOf(request);
-      return { data: await inTenant(database.db, t.organizationId, t.actor, listMembers) };
+      return { data: await inRequestTenant(database.db, request, listMembers) };
     },
   );
 
@@ -54,8 +53,7 @@ export default async function memberRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
-      const member = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const member = await inRequestTenant(database.db, request, (ctx) =>
         changeMemberRole(ctx, request.params.id, request.body.role),
       );
       resolver.invalidate();
@@ -77,8 +75,7 @@ export default async function memberRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => removeMember(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => removeMember(ctx, request.params.id));
       resolver.invalidate();
       return reply.code(204).send(null);
     },

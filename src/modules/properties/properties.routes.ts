@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   CreatePropertyBody,
   PropertyList,
@@ -29,9 +29,8 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
-      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const result = await inRequestTenant(database.db, request, (ctx) =>
         listProperties(ctx, { customerId: request.query.customerId }, page),
       );
       setPageHeaders(request, reply, page, result.total);
@@ -43,9 +42,8 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
     '/api/properties/:id',
     { schema: { tags, summary: 'One property', params: IdParams, response: { 200: PropertyResponse } } },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getProperty(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => getProperty(ctx, request.params.id)),
       };
     },
   );
@@ -61,10 +59,7 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const property = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-        createProperty(ctx, request.body),
-      );
+      const property = await inRequestTenant(database.db, request, (ctx) => createProperty(ctx, request.body));
       return reply.code(201).send({ data: property });
     },
   );
@@ -81,9 +76,8 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+        data: await inRequestTenant(database.db, request, (ctx) =>
           updateProperty(ctx, request.params.id, request.body),
         ),
       };
@@ -101,8 +95,7 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteProperty(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => deleteProperty(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

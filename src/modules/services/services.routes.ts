@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
+
 import {
   CreateServiceBody,
   ServiceList,
@@ -29,9 +29,8 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
       const page = pageOf(request.query);
-      const result = await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
+      const result = await inRequestTenant(database.db, request, (ctx) =>
         listServices(ctx, { active: request.query.active }, page),
       );
       setPageHeaders(request, reply, page, result.total);
@@ -43,9 +42,8 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
     '/api/services/:id',
     { schema: { tags, summary: 'One service', params: IdParams, response: { 200: ServiceResponse } } },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => getService(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => getService(ctx, request.params.id)),
       };
     },
   );
@@ -61,8 +59,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      const service = await inTenant(database.db, t.organizationId, t.actor, (ctx) => createService(ctx, request.body));
+      const service = await inRequestTenant(database.db, request, (ctx) => createService(ctx, request.body));
       return reply.code(201).send({ data: service });
     },
   );
@@ -79,11 +76,8 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) =>
-          updateService(ctx, request.params.id, request.body),
-        ),
+        data: await inRequestTenant(database.db, request, (ctx) => updateService(ctx, request.params.id, request.body)),
       };
     },
   );
@@ -100,8 +94,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const t = tenantOf(request);
-      await inTenant(database.db, t.organizationId, t.actor, (ctx) => deleteService(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => deleteService(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

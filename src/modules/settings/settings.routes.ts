@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../../platform/access.js';
-import { inTenant } from '../../platform/tenancy.js';
+import { inRequestTenant } from '../../platform/access.js';
+
 import { SettingsResponse, UpdateSettingsBody } from './settings.schemas.js';
 import { getOrgSettings, settingsView, updateOrgSettings } from './settings.service.js';
 
@@ -14,8 +14,7 @@ export default async function settingsRoutes(fastify: FastifyInstance) {
     '/api/settings',
     { schema: { tags, summary: "The organization's settings and plan", response: { 200: SettingsResponse } } },
     async (request) => {
-      const t = tenantOf(request);
-      const settings = await inTenant(database.db, t.organizationId, t.actor, getOrgSettings);
+      const settings = await inRequestTenant(database.db, request, getOrgSettings);
       return { data: settingsView(settings) };
     },
   );
@@ -32,9 +31,8 @@ export default async function settingsRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const t = tenantOf(request);
       return {
-        data: await inTenant(database.db, t.organizationId, t.actor, (ctx) => updateOrgSettings(ctx, request.body)),
+        data: await inRequestTenant(database.db, request, (ctx) => updateOrgSettings(ctx, request.body)),
       };
     },
   );

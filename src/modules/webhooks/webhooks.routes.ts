@@ -1,10 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { tenantOf } from '../../platform/access.js';
+import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, setPageHeaders } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
 import { SecretBox } from '../../webhooks/secrets.js';
 import {
   CreatedWebhookEndpointResponse,
@@ -45,10 +44,6 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
   const box = new SecretBox(appConfig.authSecret);
   const config = { roles: ['owner', 'admin'], feature: 'webhooks' } as const;
   const tags = ['webhooks'];
-  const run = <T>(request: Parameters<typeof tenantOf>[0], fn: Parameters<typeof inTenant<T>>[3]) => {
-    const t = tenantOf(request);
-    return inTenant(database.db, t.organizationId, t.actor, fn);
-  };
 
   app.post(
     '/api/webhooks',
@@ -66,7 +61,9 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     async (request, reply) => {
       const events = checkEvents(request.body.events);
       const url = await checkWebhookUrl(appConfig, request.body.url);
-      const data = await run(request, (ctx) => createEndpoint(ctx, box, { ...request.body, url, events }));
+      const data = await inRequestTenant(database.db, request, (ctx) =>
+        createEndpoint(ctx, box, { ...request.body, url, events }),
+      );
       return reply.code(201).send({ data });
     },
   );
@@ -84,7 +81,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const { items, total } = await run(request, (ctx) => listEndpoints(ctx, page));
+      const { items, total } = await inRequestTenant(database.db, request, (ctx) => listEndpoints(ctx, page));
       setPageHeaders(request, reply, page, total);
       return { data: items };
     },
@@ -96,7 +93,9 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       config,
       schema: { tags, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: WebhookEndpointResponse } },
     },
-    async (request) => ({ data: await run(request, (ctx) => getEndpoint(ctx, request.params.id)) }),
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => getEndpoint(ctx, request.params.id)),
+    }),
   );
 
   app.patch(
@@ -118,7 +117,9 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         events: events === undefined ? undefined : checkEvents(events),
         description,
       };
-      return { data: await run(request, (ctx) => updateEndpoint(ctx, request.params.id, patch)) };
+      return {
+        data: await inRequestTenant(database.db, request, (ctx) => updateEndpoint(ctx, request.params.id, patch)),
+      };
     },
   );
 
@@ -134,7 +135,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await run(request, (ctx) => deleteEndpoint(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => deleteEndpoint(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );
@@ -153,7 +154,9 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         response: { 200: RotatedSecretResponse },
       },
     },
-    async (request) => ({ data: await run(request, (ctx) => rotateSecret(ctx, box, request.params.id)) }),
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => rotateSecret(ctx, box, request.params.id)),
+    }),
   );
 
   app.post(
@@ -168,7 +171,9 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         response: { 200: WebhookEndpointResponse },
       },
     },
-    async (request) => ({ data: await run(request, (ctx) => enableEndpoint(ctx, request.params.id)) }),
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => enableEndpoint(ctx, request.params.id)),
+    }),
   );
 
   app.post(
@@ -183,7 +188,9 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         response: { 200: WebhookDeliveryResponse },
       },
     },
-    async (request) => ({ data: await run(request, (ctx) => sendTestDelivery(ctx, request.params.id)) }),
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => sendTestDelivery(ctx, request.params.id)),
+    }),
   );
 
   app.get(
@@ -200,7 +207,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const { items, total } = await run(request, (ctx) =>
+      const { items, total } = await inRequestTenant(database.db, request, (ctx) =>
         listDeliveries(ctx, request.params.id, { status: request.query.status }, page),
       );
       setPageHeaders(request, reply, page, total);
@@ -219,7 +226,9 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         response: { 200: WebhookDeliveryDetailResponse },
       },
     },
-    async (request) => ({ data: await run(request, (ctx) => getDelivery(ctx, request.params.id)) }),
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => getDelivery(ctx, request.params.id)),
+    }),
   );
 
   app.post(
@@ -234,6 +243,8 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         response: { 200: WebhookDeliveryResponse },
       },
     },
-    async (request) => ({ data: await run(request, (ctx) => requeueDelivery(ctx, request.params.id)) }),
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => requeueDelivery(ctx, request.params.id)),
+    }),
   );
 }
