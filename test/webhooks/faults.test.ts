@@ -13,7 +13,9 @@ import { emitEvents, RETRY_ENV, type Receiver, startReceiver, waitFor } from './
 
 const onPostgres = inject('database').kind === 'postgres';
 const CHILD = fileURLToPath(new URL('./fixtures/worker-child.ts', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+// The worker runs in node itself (tsx as a loader), not under the tsx CLI: the CLI is a
+// wrapper process, and SIGKILL on it would leave the real worker running as an orphan.
+const TSX_LOADER = import.meta.resolve('tsx');
 
 /** Fault tests need several processes/connections on one database: PostgreSQL only. */
 describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
@@ -64,7 +66,7 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
       if (n > 1) res.writeHead(200).end('ok'); // the first request stalls: its worker dies holding it
     });
     const endpointId = await register(r, ['invoice.voided']);
-    const child = spawn(TSX, [CHILD], {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, CHILD], {
       env: { ...process.env, CHILD_DATABASE_URL: url, CHILD_LEASE_MS: '1500' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
