@@ -1,7 +1,8 @@
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { contractTemplates } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { newestFirst } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { placeholdersIn, unknownPlaceholders } from './template-render.js';
@@ -51,15 +52,8 @@ export async function createTemplate(ctx: Ctx, input: { name: string; body: stri
 
 export async function listTemplates(ctx: Ctx, page: Page) {
   const where = eq(contractTemplates.organizationId, ctx.organizationId);
-  const rows = await ctx.tx
-    .select()
-    .from(contractTemplates)
-    .where(where)
-    .orderBy(desc(contractTemplates.createdAt), desc(contractTemplates.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  const [total] = await ctx.tx.select({ n: count() }).from(contractTemplates).where(where);
-  return { rows: rows.map(templateView), total: Number(total?.n ?? 0) };
+  const { rows, total } = await newestFirst(ctx.tx, contractTemplates, where, page);
+  return { rows: rows.map(templateView), total };
 }
 
 export async function getTemplate(ctx: Ctx, id: string) {

@@ -1,9 +1,10 @@
-import { and, asc, count, desc, eq, inArray, lt, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, type SQL } from 'drizzle-orm';
 import { customers, estimateLineItems, estimates, portalTokens } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
+import { newestFirst } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -127,14 +128,7 @@ export async function listEstimates(
   if (q.status) where.push(eq(estimates.status, q.status));
   if (q.customerId) where.push(eq(estimates.customerId, q.customerId));
   const condition = and(...where);
-  const [{ total } = { total: 0 }] = await ctx.tx.select({ total: count() }).from(estimates).where(condition);
-  const rows = await ctx.tx
-    .select()
-    .from(estimates)
-    .where(condition)
-    .orderBy(desc(estimates.createdAt), desc(estimates.id))
-    .limit(page.limit)
-    .offset(page.offset);
+  const { rows, total } = await newestFirst(ctx.tx, estimates, condition, page);
   const lines = await linesOf(
     ctx,
     rows.map((r) => r.id),

@@ -1,10 +1,11 @@
-import { and, asc, count, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
 import { customers, invoiceLineItems, invoices, payments, portalTokens } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { newestFirst } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -161,14 +162,7 @@ export async function listInvoices(ctx: Ctx, q: InvoiceListQuery, page: Page) {
   if (range.from) where.push(gte(invoices.invoiceDate, range.from));
   if (range.to) where.push(lte(invoices.invoiceDate, range.to));
   const condition = and(...where);
-  const [{ total } = { total: 0 }] = await ctx.tx.select({ total: count() }).from(invoices).where(condition);
-  const rows = await ctx.tx
-    .select()
-    .from(invoices)
-    .where(condition)
-    .orderBy(desc(invoices.createdAt), desc(invoices.id))
-    .limit(page.limit)
-    .offset(page.offset);
+  const { rows, total } = await newestFirst(ctx.tx, invoices, condition, page);
   const lines = await linesOf(
     ctx,
     rows.map((r) => r.id),

@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
 import { AppError, type FieldIssue, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { newestFirst } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { isKnownEvent, TEST_EVENT } from '../../webhooks/catalog.js';
@@ -132,15 +133,8 @@ export async function createEndpoint(
 
 export async function listEndpoints(ctx: Ctx, page: Page) {
   const where = eq(webhookEndpoints.organizationId, ctx.organizationId);
-  const rows = await ctx.tx
-    .select()
-    .from(webhookEndpoints)
-    .where(where)
-    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  const [total] = await ctx.tx.select({ n: count() }).from(webhookEndpoints).where(where);
-  return { items: rows.map((r) => endpointView(r)), total: total?.n ?? 0 };
+  const { rows, total } = await newestFirst(ctx.tx, webhookEndpoints, where, page);
+  return { items: rows.map((r) => endpointView(r)), total };
 }
 
 export async function getEndpoint(ctx: Ctx, id: string) {
