@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { type ContractLine, contractActivity, contracts, customers, properties } from '../../db/schema/index.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
+import { newestFirst } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -269,18 +270,8 @@ export async function listContracts(
   const where: SQL[] = [eq(contracts.organizationId, ctx.organizationId)];
   if (q.status) where.push(eq(contracts.status, q.status));
   if (q.customerId) where.push(eq(contracts.customerId, q.customerId));
-  const rows = await ctx.tx
-    .select()
-    .from(contracts)
-    .where(and(...where))
-    .orderBy(desc(contracts.createdAt), desc(contracts.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  const [total] = await ctx.tx
-    .select({ n: count() })
-    .from(contracts)
-    .where(and(...where));
-  return { rows: rows.map(contractView), total: Number(total?.n ?? 0) };
+  const { rows, total } = await newestFirst(ctx.tx, contracts, and(...where), page);
+  return { rows: rows.map(contractView), total };
 }
 
 export interface UpdateContractInput {

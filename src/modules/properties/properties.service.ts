@@ -1,8 +1,9 @@
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { properties } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { newestFirst } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { requireCustomer } from '../customers/customers.refs.js';
@@ -75,15 +76,8 @@ export async function listProperties(ctx: Ctx, filter: { customerId?: string | u
   const conditions: SQL[] = [eq(properties.organizationId, ctx.organizationId)];
   if (filter.customerId !== undefined) conditions.push(eq(properties.customerId, filter.customerId));
   const where = and(...conditions);
-  const rows = await ctx.tx
-    .select()
-    .from(properties)
-    .where(where)
-    .orderBy(desc(properties.createdAt), desc(properties.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  const counted = await ctx.tx.select({ n: sql<number>`count(*)::int` }).from(properties).where(where);
-  return { data: rows.map(propertyView), total: Number(counted[0]?.n ?? 0) };
+  const { rows, total } = await newestFirst(ctx.tx, properties, where, page);
+  return { data: rows.map(propertyView), total };
 }
 
 export async function getProperty(ctx: Ctx, id: string) {

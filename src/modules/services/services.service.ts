@@ -1,9 +1,10 @@
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { services } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { newestFirst } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { CreateServiceInput, SERVICE_UNITS, UpdateServiceInput } from './services.schemas.js';
@@ -51,15 +52,8 @@ export async function listServices(ctx: Ctx, filter: { active?: boolean | undefi
   const conditions: SQL[] = [eq(services.organizationId, ctx.organizationId)];
   if (filter.active !== undefined) conditions.push(eq(services.active, filter.active));
   const where = and(...conditions);
-  const rows = await ctx.tx
-    .select()
-    .from(services)
-    .where(where)
-    .orderBy(desc(services.createdAt), desc(services.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  const [counted] = await ctx.tx.select({ n: sql<number>`count(*)::int` }).from(services).where(where);
-  return { data: rows.map(serviceView), total: Number(counted?.n ?? 0) };
+  const { rows, total } = await newestFirst(ctx.tx, services, where, page);
+  return { data: rows.map(serviceView), total };
 }
 
 export async function getService(ctx: Ctx, id: string) {
