@@ -4,7 +4,11 @@ import { type Db, rowsOf } from '../db/client.js';
 import { newId } from '../platform/ids.js';
 import type { AttemptResult } from './delivery.js';
 
-/** Spec Part 8: the 10th consecutive failed attempt deactivates the endpoint. */
+/**
+ * Spec 3.6: an endpoint is deactivated when its consecutive failed deliveries reach 10.
+ * A delivery fails when its last attempt fails and it becomes dead; a failed attempt
+ * with retries left does not count, and any successful attempt resets the count.
+ */
 export const MAX_CONSECUTIVE_FAILURES = 10;
 
 export interface ClaimedDelivery {
@@ -97,9 +101,10 @@ export interface RecordOutcome {
 /**
  * Records one attempt in a single statement (atomic, one round trip): the attempt
  * log; the delivery's next state (succeeded; failed with the next retry time; dead
- * once the schedule is used up); the endpoint's consecutive-failure counter (reset
- * on success); and, on the 10th consecutive failure, deactivation of the endpoint
- * with its other pending deliveries turned dead.
+ * once the schedule is used up); the endpoint's count of consecutive failed
+ * deliveries (reset on success, one more when this attempt leaves the delivery dead);
+ * and, when that count reaches 10, deactivation of the endpoint with its other
+ * pending deliveries turned dead.
  */
 export async function recordAttempt(
   db: Db,
@@ -131,12 +136,18 @@ export async function recordAttempt(
       WHERE id = ${claim.endpointId} AND EXISTS (SELECT 1 FROM mine)
         -- A success on a healthy endpoint leaves its row alone: it is every delivery's
         -- hot row, and rewriting it per delivery serialises the whole engine on one lock.
-        AND (NOT ${ok}::boolean OR consecutive_failures <> 0)
+        -- A failure counts only when it kills the delivery (retries used up), and only
+        -- while the endpoint is active: an attempt that was in flight when the endpoint
+        -- was deactivated does not push the count past 10.
+        AND CASE WHEN ${ok}::boolean THEN consecutive_failures <> 0 ELSE ${exhausted}::boolean AND active END
       RETURNING id, active
+    ), was AS (
+      SELECT active FROM webhook_endpoints WHERE id = ${claim.endpointId}
     ), self AS (
       UPDATE webhook_deliveries
       SET status = CASE WHEN ${ok}::boolean THEN 'succeeded'
-                        WHEN ${exhausted}::boolean OR EXISTS (SELECT 1 FROM ep WHERE NOT ep.active) THEN 'dead'
+                        WHEN ${exhausted}::boolean OR EXISTS (SELECT 1 FROM ep WHERE NOT ep.active)
+                             OR EXISTS (SELECT 1 FROM was WHERE NOT was.active) THEN 'dead'
                         ELSE 'failed' END,
           attempt_count = attempt_count + 1,
           next_attempt_at = CASE WHEN ${ok}::boolean OR ${exhausted}::boolean THEN next_attempt_at
@@ -153,7 +164,7 @@ export async function recordAttempt(
     ), dead AS (
       UPDATE webhook_deliveries
       SET status = 'dead', locked_until = NULL, claim_token = NULL, updated_at = now(),
-          last_error = COALESCE(last_error, 'Endpoint deactivated after ${sql.raw(String(MAX_CONSECUTIVE_FAILURES))} consecutive failures')
+          last_error = COALESCE(last_error, 'Endpoint deactivated after ${sql.raw(String(MAX_CONSECUTIVE_FAILURES))} consecutive failed deliveries')
       WHERE organization_id = ${claim.organizationId}
         AND endpoint_id IN (SELECT id FROM ep WHERE NOT active)
         AND status IN ('pending', 'failed') AND id <> ${claim.id}

@@ -191,7 +191,10 @@ export class WebhookWorker {
     sent();
     const outcome = await this.#record(claim, result);
     if (outcome.endpointDeactivated && !result.ok) {
-      this.#log.warn({ endpointId: claim.endpointId }, 'webhook endpoint deactivated after consecutive failures');
+      this.#log.warn(
+        { endpointId: claim.endpointId },
+        'webhook endpoint deactivated after consecutive failed deliveries',
+      );
     }
   }
 

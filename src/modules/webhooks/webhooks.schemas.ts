@@ -29,8 +29,14 @@ export const WebhookEndpoint = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.String(), { description: 'As subscribed (`*` kept as given)' }),
     description: Nullable(Type.String()),
-    active: Type.Boolean({ description: 'False once deactivated after 10 consecutive failed attempts' }),
-    consecutiveFailures: Type.Integer({ description: 'Failed attempts since the last success, requeue or enable' }),
+    active: Type.Boolean({
+      description:
+        'False once deactivated: the endpoint is deactivated when its consecutive failed deliveries reach 10',
+    }),
+    consecutiveFailures: Type.Integer({
+      description:
+        'Consecutive failed deliveries: deliveries whose last attempt failed and that became dead since the last successful attempt, requeue or enable (a failed attempt with retries left does not count); at 10 the endpoint is deactivated',
+    }),
     deactivatedAt: Nullable(DateTime('When the endpoint was deactivated; null while active')),
     previousSecretExpiresAt: Nullable(
       DateTime('While a rotation overlap lasts, when the previous secret stops signing'),

@@ -1,0 +1,152 @@
+import type { ServerResponse } from 'node:http';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { events } from '../../src/db/schema/index.js';
+import type { RunningWorker } from '../../src/worker/runner.js';
+import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
+import { emitEvents, type Receiver, startReceiver, startWorker, waitFor } from './helpers.js';
+
+/*
+ * Spec 3.6: an endpoint is deactivated when its consecutive failed deliveries reach 10.
+ * A delivery fails when its last attempt fails and it becomes dead (decisions §5); any
+ * successful attempt resets the count. Five attempts per delivery (four short retries).
+ */
+describe('webhook endpoint deactivation by consecutive failed deliveries', () => {
+  let h: Harness;
+  let owner: TestUser;
+  let worker: RunningWorker;
+  const receivers: Receiver[] = [];
+  /** Requests the receiver is holding open (event data `hold: true`) until the test answers them. */
+  const held: ServerResponse[] = [];
+
+  beforeAll(async () => {
+    h = await createHarness({ WEBHOOK_RETRY_SCHEDULE: '20ms,20ms,20ms,20ms' });
+    owner = await newTenant(h);
+    worker = startWorker(h.database, h.config, { perEndpoint: 2 });
+  });
+  afterAll(async () => {
+    for (const res of held) res.writeHead(500).end();
+    await worker?.stop();
+    for (const r of receivers) await r.close();
+    await h?.close();
+  });
+
+  /** Answers 200 to events with `ok: true`, holds those with `hold: true`, and 500 to the rest. */
+  const receiver = async () => {
+    const r = await startReceiver((req, res) => {
+      const data = JSON.parse(req.body).data as { ok?: boolean; hold?: boolean };
+      if (data.hold) held.push(res);
+      else res.writeHead(data.ok ? 200 : 500).end(data.ok ? 'ok' : 'boom');
+    });
+    receivers.push(r);
+    return r;
+  };
+  const register = async (url: string) => {
+    const res = await owner.call('POST', '/api/webhooks', { url, events: ['customer.updated'] });
+    expect(res.statusCode).toBe(201);
+    return res.json().data as { id: string };
+  };
+  type Delivery = { id: string; status: string; attempts: number; lastError: string | null };
+  const deliveries = async (endpointId: string) =>
+    (await owner.call('GET', `/api/webhooks/${endpointId}/deliveries`, undefined, { query: { limit: '100' } })).json()
+      .data as Delivery[];
+  const endpoint = async (id: string) => (await owner.call('GET', `/api/webhooks/${id}`)).json().data;
+  const emit = (list: Array<Record<string, unknown>>) =>
+    emitEvents(
+      h.database,
+      owner.organizationId,
+      list.map((data) => ({ type: 'customer.updated', data })),
+    );
+  /** Waits until the endpoint has `n` deliveries, none of them pending or failed (retry scheduled). */
+  const settled = (endpointId: string, n: number) =>
+    waitFor(async () => {
+      const l = await deliveries(endpointId);
+      return l.length === n && l.every((d) => d.status === 'dead' || d.status === 'succeeded') ? l : null;
+    }, `${n} settled deliveries`);
+  const failing = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ n: from + i }));
+
+  it('two dead deliveries (ten failed attempts) leave the endpoint active', async () => {
+    const r = await receiver();
+    const ep = await register(r.url);
+    await emit(failing(2));
+    const list = await settled(ep.id, 2);
+    expect(list.map((d) => [d.status, d.attempts])).toEqual([
+      ['dead', 5],
+      ['dead', 5],
+    ]);
+    expect(r.received).toHaveLength(10);
+    expect(await endpoint(ep.id)).toMatchObject({ active: true, consecutiveFailures: 2, deactivatedAt: null });
+  });
+
+  it('a failed attempt with retries left does not count; its later success resets the count', async () => {
+    let failFirst = true;
+    const r = await startReceiver((_req, res) => {
+      res.writeHead(failFirst ? 500 : 200).end();
+      failFirst = false;
+    });
+    receivers.push(r);
+    const ep = await register(r.url);
+    await emit(failing(1));
+    await settled(ep.id, 1);
+    expect(r.received).toHaveLength(2);
+    expect((await endpoint(ep.id)).consecutiveFailures).toBe(0);
+  });
+
+  it('one success between dead deliveries resets the count; ten dead in a row deactivate the endpoint', async () => {
+    const r = await receiver();
+    const ep = await register(r.url);
+    await emit(failing(9));
+    await settled(ep.id, 9);
+    expect(await endpoint(ep.id)).toMatchObject({ active: true, consecutiveFailures: 9 });
+
+    await emit([{ ok: true }]);
+    await settled(ep.id, 10);
+    expect(await endpoint(ep.id)).toMatchObject({ active: true, consecutiveFailures: 0 });
+
+    await emit(failing(9, 100));
+    await settled(ep.id, 19);
+    expect(await endpoint(ep.id)).toMatchObject({ active: true, consecutiveFailures: 9, deactivatedAt: null });
+
+    // The tenth dead delivery in a row deactivates it. A second delivery is held open by the
+    // receiver meanwhile, so it is still pending when the endpoint is deactivated.
+    await emit([{ hold: true }, { n: 200 }]);
+    const e = await waitFor(async () => {
+      const x = await endpoint(ep.id);
+      return x.active ? null : x;
+    }, 'deactivation');
+    expect(e.consecutiveFailures).toBe(10);
+    expect(e.deactivatedAt).toEqual(expect.any(String));
+    for (const res of held.splice(0)) res.writeHead(500).end();
+    const all = await settled(ep.id, 21);
+    expect(all.filter((d) => d.status === 'succeeded')).toHaveLength(1);
+    expect(all.filter((d) => d.status === 'dead' && d.attempts === 5)).toHaveLength(19);
+    // The held delivery was pending when the endpoint went: dead without an attempt counted.
+    const [pending] = all.filter((d) => d.attempts === 0);
+    expect(pending).toMatchObject({
+      status: 'dead',
+      lastError: 'Endpoint deactivated after 10 consecutive failed deliveries',
+    });
+    // Its late answer does not count either.
+    expect((await endpoint(ep.id)).consecutiveFailures).toBe(10);
+
+    // Deactivated: new events are not fanned out to it, and a test send is refused.
+    const [later] = await emit([{ n: 300 }]);
+    await waitFor(async () => {
+      const [row] = await h.database.db
+        .select()
+        .from(events)
+        .where(eq(events.id, later?.id as string));
+      return row?.dispatchedAt;
+    }, 'fan-out of the later event');
+    expect(await deliveries(ep.id)).toHaveLength(21);
+    expect((await owner.call('POST', `/api/webhooks/${ep.id}/test`)).statusCode).toBe(409);
+
+    // Re-enabling resets the count, and deliveries flow again.
+    const en = await owner.call('POST', `/api/webhooks/${ep.id}/enable`, {});
+    expect(en.statusCode).toBe(200);
+    expect(en.json().data).toMatchObject({ active: true, consecutiveFailures: 0, deactivatedAt: null });
+    await emit([{ ok: true }]);
+    const after = await settled(ep.id, 22);
+    expect(after.filter((d) => d.status === 'succeeded')).toHaveLength(2);
+  });
+});
