@@ -51,11 +51,32 @@ export function userOf(request: { principal: Principal | null }): string {
   return id;
 }
 
+/**
+ * The /api prefixes that answer without credentials (spec 5.2: "all API requests except
+ * auth endpoints require authentication"): Better Auth, the customer portal's token
+ * links, and Stripe's signed event callbacks.
+ */
+const OPEN_API_PREFIXES = ['/api/auth', '/api/portal', '/api/payments/stripe'] as const;
+
+/** True for a path under /api that needs credentials whether or not a route matches it. */
+export function apiPathNeedsCredentials(url: string): boolean {
+  const path = url.split('?')[0] ?? '';
+  if (path !== '/api' && !path.startsWith('/api/')) return false;
+  return !OPEN_API_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
+}
+
 async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalResolver; limiters: Limiters }) {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     const route = request.routeOptions;
-    const access: Access = route.config.access ?? (route.url?.startsWith('/api/') ? 'tenant' : 'public');
+    // No route matched (unknown path, or a method the path does not have): under /api the
+    // caller must still authenticate first, so that 404 tells only a signed-in caller
+    // which paths exist (spec 5.2: unauthenticated → 401).
+    const unmatched = route.url === undefined;
+    if (unmatched && !apiPathNeedsCredentials(request.url)) return;
+    const access: Access = unmatched
+      ? 'user'
+      : (route.config.access ?? (route.url?.startsWith('/api/') ? 'tenant' : 'public'));
     if (access === 'public') {
       if (route.url?.startsWith('/api/')) reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
       return;
@@ -76,6 +97,7 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
         ? `key:${principal.apiKeyId}`
         : `user:${principal.userId}:${principal.organizationId ?? '-'}`;
     reply.headers(await consumeRequest(opts.limiters, key));
+    if (unmatched) return; // authenticated: the not-found handler answers 404
     if (principal.kind === 'apiKey' && !hasFeature(principal.plan, 'apiAccess')) {
       throw new AppError('PLAN_REQUIRED', 'API keys require the Business plan');
     }
