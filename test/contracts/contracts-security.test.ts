@@ -1,3 +1,5 @@
+import { eq } from 'drizzle-orm';
+import { contracts } from '../../src/db/schema/index.js';
 import { makeCustomer } from '../jobs/factories.js';
 import { routeSecuritySuite } from '../security.js';
 
@@ -13,6 +15,8 @@ routeSecuritySuite('contracts and contract templates', async (h, owner) => {
   const draft = await make();
   const toSend = await make();
   const toCancel = await make();
+  const signed = await make();
+  await h.database.db.update(contracts).set({ status: 'signed' }).where(eq(contracts.id, signed.id));
   return [
     { method: 'GET', url: '/api/contract-templates' },
     { method: 'POST', url: '/api/contract-templates', body: { name: 'N', body: 'B' } },
@@ -25,6 +29,7 @@ routeSecuritySuite('contracts and contract templates', async (h, owner) => {
     { method: 'PUT', url: `/api/contracts/${draft.id}`, body: { title: 'X' }, crossTenant: true },
     { method: 'POST', url: `/api/contracts/${toSend.id}/send`, crossTenant: true },
     { method: 'POST', url: `/api/contracts/${toCancel.id}/cancel`, crossTenant: true },
+    { method: 'POST', url: `/api/contracts/${signed.id}/amendments`, body: { title: 'A' }, crossTenant: true },
     { method: 'GET', url: '/api/contract-analytics' },
     { method: 'GET', url: `/api/contract-activity/${draft.id}`, crossTenant: true },
   ];

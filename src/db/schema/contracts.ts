@@ -1,4 +1,4 @@
-import { date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { customers, properties } from './customers.js';
 
@@ -46,6 +46,13 @@ export const contracts = pgTable(
     services: jsonb('services').$type<ContractLine[]>().notNull().default([]),
     totalValueCents: integer('total_value_cents').notNull().default(0),
     terms: text('terms'),
+    /**
+     * The signed or active contract this one amends (spec 3.4: a signed contract changes
+     * only by a new contract or an amendment). The original is left as it is.
+     */
+    amendsContractId: text('amends_contract_id').references((): AnyPgColumn => contracts.id, {
+      onDelete: 'set null',
+    }),
     /** The full text the customer reads and signs. */
     content: text('content').notNull(),
     /** First time it was sent (analytics measure time to sign from here). */
@@ -66,6 +73,7 @@ export const contracts = pgTable(
     index('contracts_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('contracts_org_status_idx').on(t.organizationId, t.status),
     index('contracts_org_customer_idx').on(t.organizationId, t.customerId),
+    index('contracts_org_amends_idx').on(t.organizationId, t.amendsContractId),
   ],
 );
 
@@ -77,7 +85,7 @@ export const contractActivity = pgTable(
     contractId: text('contract_id')
       .notNull()
       .references(() => contracts.id, { onDelete: 'cascade' }),
-    /** created | updated | sent | viewed | signed | activated | expired | canceled */
+    /** created | updated | sent | viewed | signed | activated | expired | canceled | amended | amendment_signed */
     type: text('type').notNull(),
     description: text('description').notNull(),
     /** User or API key id; null for the customer (portal) and the system (worker). */

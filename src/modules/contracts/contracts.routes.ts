@@ -6,6 +6,7 @@ import { EmptyBody, IdParams } from '../../platform/schemas.js';
 
 import {
   ActivityParams,
+  AmendContractBody,
   ContractActivityResponse,
   ContractAnalyticsResponse,
   ContractDetailResponse,
@@ -17,6 +18,7 @@ import {
 } from './contracts.schemas.js';
 import {
   activityForContract,
+  amendContract,
   cancelContract,
   contractAnalytics,
   createContract,
@@ -128,6 +130,28 @@ export default async function contractRoutes(fastify: FastifyInstance) {
         }
       }
       return { data: { ...result.contract, portalUrl: result.portalUrl } };
+    },
+  );
+
+  app.post(
+    '/api/contracts/:id/amendments',
+    {
+      schema: {
+        tags,
+        summary:
+          'Amend a signed or active contract: creates a draft contract with amendsContractId, prefilled from the original (409 INVALID_STATE otherwise)',
+        description:
+          'Spec 3.4: a signed contract is never edited; changes go in an amendment. The amendment is a new draft contract for the same customer, prefilled from the original with the body’s overrides applied; it is sent and signed like any contract (portal signature evidence, contract.sent and contract.signed events). The original is not changed: it stays signed or active, its activity log records `amended` with the amendment’s id, and `GET /api/contracts/{id}` lists its amendments. Once signed, the amendment’s terms supersede the original’s from the amendment’s startDate.',
+        params: IdParams,
+        body: AmendContractBody,
+        response: { 201: ContractDetailResponse },
+      },
+    },
+    async (request, reply) => {
+      const row = await inRequestTenant(database.db, request, (ctx) =>
+        amendContract(ctx, request.params.id, request.body),
+      );
+      return reply.code(201).send({ data: row });
     },
   );
 

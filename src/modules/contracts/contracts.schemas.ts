@@ -41,6 +41,12 @@ export const Contract = Type.Object(
     customerId: Type.String(),
     propertyId: Nullable(Type.String()),
     templateId: Nullable(Type.String({ description: 'The template the content was made from' })),
+    amendsContractId: Nullable(
+      Type.String({
+        description:
+          'For an amendment: the signed or active contract it amends (see POST /api/contracts/{id}/amendments); null otherwise',
+      }),
+    ),
     status: ContractStatusSchema,
     startDate: Nullable(DateOnly()),
     endDate: Nullable(DateOnly()),
@@ -58,7 +64,10 @@ export const Contract = Type.Object(
 export const ContractActivityEntry = Type.Object(
   {
     id: Type.String(),
-    type: Type.String({ description: 'created | updated | sent | viewed | signed | activated | expired | canceled' }),
+    type: Type.String({
+      description:
+        'created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed)',
+    }),
     description: Type.String(),
     actorId: Nullable(Type.String({ description: 'User or API key id; null for the customer and the system' })),
     createdAt: DateTime(),
@@ -77,11 +86,21 @@ export const Signature = Type.Object(
   { additionalProperties: false, description: 'Evidence of the customer’s signature' },
 );
 
+export const AmendmentRef = Type.Object(
+  {
+    id: Type.String({ description: 'The amendment (a contract, con_…)' }),
+    status: ContractStatusSchema,
+    createdAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
 export const ContractDetail = Type.Object(
   {
     ...Contract.properties,
     content: Type.String({ description: 'The full text: the filled template followed by the terms' }),
     signature: Nullable(Signature),
+    amendments: Type.Array(AmendmentRef, { description: 'Amendments made to this contract, oldest first' }),
     activity: Type.Array(ContractActivityEntry, { description: 'Chronological' }),
   },
   { additionalProperties: false },
@@ -123,6 +142,12 @@ export const UpdateContractBody = Type.Object(
     description: 'Partial update, drafts only (else 409 INVALID_STATE); the content is filled again',
   },
 );
+
+export const AmendContractBody = Type.Object(UpdateContractBody.properties, {
+  additionalProperties: false,
+  description:
+    'Optional overrides of the original’s fields (title, propertyId, startDate, endDate, services, terms; null clears a nullable one). Everything else — customer, template text — comes from the original. The content is filled again.',
+});
 
 export const ContractListQuery = Type.Object(
   {

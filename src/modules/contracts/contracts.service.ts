@@ -14,6 +14,7 @@ import { requireCustomer, requireProperty } from '../customers/customers.refs.js
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import {
+  AMENDABLE_CONTRACT_STATUSES,
   CONTRACT_STATUSES,
   type ContractStatus,
   canMoveContract,
@@ -30,6 +31,7 @@ export function contractView(r: ContractRow) {
     customerId: r.customerId,
     propertyId: r.propertyId,
     templateId: r.templateId,
+    amendsContractId: r.amendsContractId,
     status: r.status as ContractStatus,
     startDate: r.startDate,
     endDate: r.endDate,
@@ -100,11 +102,21 @@ export async function contractActivityOf(ctx: Ctx, contractId: string) {
   }));
 }
 
+/** The amendments made to a contract, oldest first. */
+async function amendmentsOf(ctx: Ctx, contractId: string) {
+  return ctx.tx
+    .select({ id: contracts.id, status: contracts.status, createdAt: contracts.createdAt })
+    .from(contracts)
+    .where(and(eq(contracts.organizationId, ctx.organizationId), eq(contracts.amendsContractId, contractId)))
+    .orderBy(asc(contracts.createdAt), asc(contracts.id));
+}
+
 export async function contractDetail(ctx: Ctx, r: ContractRow) {
   return {
     ...contractView(r),
     content: r.content,
     signature: signatureOf(r),
+    amendments: (await amendmentsOf(ctx, r.id)).map((a) => ({ ...a, status: a.status as ContractStatus })),
     activity: await contractActivityOf(ctx, r.id),
   };
 }
@@ -331,6 +343,71 @@ export async function updateContract(ctx: Ctx, id: string, input: UpdateContract
   return contractDetail(ctx, row as ContractRow);
 }
 
+/**
+ * An amendment of a signed or active contract (spec 3.4): a new draft contract for the
+ * same customer, prefilled from the original (title, property, dates, services, terms and
+ * the original's template text) with `input` applied over it, then sent and signed like
+ * any contract. The original is not changed: it stays signed or active with its own
+ * dates, and its activity log records `amended` with the amendment's id. Once signed,
+ * the amendment's terms supersede the original's from the amendment's startDate.
+ */
+export async function amendContract(ctx: Ctx, id: string, input: UpdateContractInput) {
+  const original = await findContract(ctx, id, true);
+  if (!AMENDABLE_CONTRACT_STATUSES.includes(original.status as ContractStatus)) {
+    throw invalidState(`Only signed or active contracts can be amended; this one is ${original.status}`);
+  }
+  const propertyId = input.propertyId === undefined ? original.propertyId : input.propertyId;
+  if (input.propertyId) await requireProperty(ctx, original.customerId, input.propertyId);
+  const startDate = input.startDate === undefined ? original.startDate : input.startDate;
+  const endDate = input.endDate === undefined ? original.endDate : input.endDate;
+  checkDates(startDate, endDate);
+  const priced = input.services ? priceLines(input.services) : null;
+  const title = input.title?.trim() ?? original.title;
+  const terms = input.terms === undefined ? original.terms : input.terms;
+  const totalCents = priced?.totalCents ?? original.totalValueCents;
+  const [customer] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, original.customerId)));
+  const content = await buildContent(ctx, {
+    title,
+    templateBody: original.templateBody,
+    terms,
+    startDate,
+    endDate,
+    totalCents,
+    customer: customer as CustomerRow,
+    propertyId,
+  });
+  const now = new Date();
+  const [row] = await ctx.tx
+    .insert(contracts)
+    .values({
+      id: newId('con'),
+      organizationId: ctx.organizationId,
+      title,
+      customerId: original.customerId,
+      propertyId,
+      templateId: original.templateId,
+      templateBody: original.templateBody,
+      amendsContractId: original.id,
+      status: 'draft',
+      startDate,
+      endDate,
+      services: priced?.lines ?? original.services,
+      totalValueCents: totalCents,
+      terms,
+      content,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  const amendment = row as ContractRow;
+  await recordContractActivity(ctx, amendment.id, 'created', `Amendment of ${original.id} created`);
+  await recordContractActivity(ctx, original.id, 'amended', `Amendment ${amendment.id} created`);
+  return contractDetail(ctx, amendment);
+}
+
 function requireMove(current: ContractRow, to: ContractStatus, action: string) {
   const from = current.status as ContractStatus;
   if (!canMoveContract(from, to)) throw invalidState(`A ${from} contract cannot be ${action}`);
@@ -451,6 +528,16 @@ export async function signContractInPortal(
     .returning();
   const updated = row as ContractRow;
   await recordContractActivity(ctx, id, 'signed', `Signed by ${signerName}`, null);
+  if (updated.amendsContractId) {
+    const when = updated.startDate ? `from ${updated.startDate}` : 'once it is active';
+    await recordContractActivity(
+      ctx,
+      updated.amendsContractId,
+      'amendment_signed',
+      `Amendment ${id} signed by ${signerName}; its terms supersede this contract's ${when}`,
+      null,
+    );
+  }
   await emit(ctx, 'contract.signed', eventData(updated, from, 'signed'));
   return portalContractView(updated);
 }

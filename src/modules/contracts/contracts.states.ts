@@ -22,3 +22,6 @@ export function canMoveContract(from: ContractStatus, to: ContractStatus): boole
 
 /** Only drafts are edited; a sent or signed contract changes by a new contract (spec 3.4). */
 export const EDITABLE_CONTRACT_STATUSES: readonly ContractStatus[] = ['draft'];
+
+/** Signed or active contracts are amended (spec 3.4); the amendment is a new draft contract. */
+export const AMENDABLE_CONTRACT_STATUSES: readonly ContractStatus[] = ['signed', 'active'];
