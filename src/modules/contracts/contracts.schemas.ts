@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 import { CONTRACT_STATUSES } from './contracts.states.js';
 
@@ -120,8 +121,8 @@ export const CreateContractBody = Type.Object(
     customerId: IdString('The customer (required)'),
     propertyId: Type.Optional(IdString('A property of that customer')),
     templateId: Type.Optional(IdString('Contract template whose body becomes the content')),
-    startDate: Type.Optional(DateOnly()),
-    endDate: Type.Optional(DateOnly('Not before startDate')),
+    startDate: Type.Optional(CalendarDateIn()),
+    endDate: Type.Optional(CalendarDateIn('Not before startDate')),
     services: Type.Optional(ServicesIn),
     terms: Type.Optional(Type.String({ maxLength: 100_000, description: 'Appended to the content' })),
   },
@@ -132,8 +133,8 @@ export const UpdateContractBody = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, pattern: '\\S' })),
     propertyId: Type.Optional(Nullable(IdString('A property of the contract’s customer'))),
-    startDate: Type.Optional(Nullable(DateOnly())),
-    endDate: Type.Optional(Nullable(DateOnly())),
+    startDate: Type.Optional(Nullable(CalendarDateIn('null clears it'))),
+    endDate: Type.Optional(Nullable(CalendarDateIn('Not before startDate; null clears it'))),
     services: Type.Optional(ServicesIn),
     terms: Type.Optional(Nullable(Type.String({ maxLength: 100_000 }))),
   },

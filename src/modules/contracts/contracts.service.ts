@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { type ContractLine, contractActivity, contracts, customers, properties } from '../../db/schema/index.js';
+import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
@@ -12,7 +13,7 @@ import { findTemplate } from '../contract-templates/contract-templates.service.j
 import { renderTemplate } from '../contract-templates/template-render.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { createPortalLink } from '../portal/portal.service.js';
-import { getOrgSettings } from '../settings/settings.service.js';
+import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import {
   AMENDABLE_CONTRACT_STATUSES,
   CONTRACT_STATUSES,
@@ -211,6 +212,9 @@ async function buildContent(ctx: Ctx, c: ContentInput): Promise<string> {
   return parts.join('\n\n');
 }
 
+/** Request fields that take a date or a date-time (its calendar date in the org's timezone). */
+const CONTRACT_DATES = ['startDate', 'endDate'] as const;
+
 function checkDates(startDate: string | null, endDate: string | null) {
   if (startDate && endDate && endDate < startDate) throw invalidField('endDate', 'must not be before startDate');
 }
@@ -226,7 +230,8 @@ export interface CreateContractInput {
   terms?: string | undefined;
 }
 
-export async function createContract(ctx: Ctx, input: CreateContractInput) {
+export async function createContract(ctx: Ctx, body: CreateContractInput) {
+  const input = await withCalendarDates(body, CONTRACT_DATES, () => orgTimezone(ctx));
   const customer = await requireCustomer(ctx, input.customerId);
   if (input.propertyId !== undefined) await requireProperty(ctx, input.customerId, input.propertyId);
   const template = input.templateId !== undefined ? await findTemplate(ctx, input.templateId, 'templateId') : null;
@@ -295,7 +300,8 @@ export interface UpdateContractInput {
   terms?: string | null | undefined;
 }
 
-export async function updateContract(ctx: Ctx, id: string, input: UpdateContractInput) {
+export async function updateContract(ctx: Ctx, id: string, body: UpdateContractInput) {
+  const input = await withCalendarDates(body, CONTRACT_DATES, () => orgTimezone(ctx));
   const current = await findContract(ctx, id, true);
   if (!EDITABLE_CONTRACT_STATUSES.includes(current.status as ContractStatus)) {
     throw invalidState(`Only draft contracts can be edited; this one is ${current.status} (create a new contract)`);
@@ -351,7 +357,8 @@ export async function updateContract(ctx: Ctx, id: string, input: UpdateContract
  * dates, and its activity log records `amended` with the amendment's id. Once signed,
  * the amendment's terms supersede the original's from the amendment's startDate.
  */
-export async function amendContract(ctx: Ctx, id: string, input: UpdateContractInput) {
+export async function amendContract(ctx: Ctx, id: string, body: UpdateContractInput) {
+  const input = await withCalendarDates(body, CONTRACT_DATES, () => orgTimezone(ctx));
   const original = await findContract(ctx, id, true);
   if (!AMENDABLE_CONTRACT_STATUSES.includes(original.status as ContractStatus)) {
     throw invalidState(`Only signed or active contracts can be amended; this one is ${original.status}`);

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
 import { StringEnum } from '../billing/enum.js';
 import { LineItem, LineItemsInput } from '../billing/line-items.js';
@@ -51,8 +52,8 @@ export const CreateEstimateBody = Type.Object(
     customerId: Type.String({ minLength: 1, maxLength: 64 }),
     propertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     lineItems: LineItemsInput,
-    estimateDate: Type.Optional(DateOnly('Default: today in the organization’s timezone')),
-    expirationDate: Type.Optional(DateOnly('Default: estimateDate + 30 days; not before estimateDate')),
+    estimateDate: Type.Optional(CalendarDateIn('Default: today in the organization’s timezone')),
+    expirationDate: Type.Optional(CalendarDateIn('Default: estimateDate + 30 days; not before estimateDate')),
     notes: Type.Optional(Notes),
   },
   { additionalProperties: false },
@@ -63,8 +64,8 @@ export const UpdateEstimateBody = Type.Object(
     customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     propertyId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
     lineItems: Type.Optional(LineItemsInput),
-    estimateDate: Type.Optional(DateOnly()),
-    expirationDate: Type.Optional(DateOnly()),
+    estimateDate: Type.Optional(CalendarDateIn()),
+    expirationDate: Type.Optional(CalendarDateIn()),
     notes: Type.Optional(Nullable(Notes)),
   },
   {

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, lt, type SQL } from 'drizzle-orm';
 import { customers, estimateLineItems, estimates, portalTokens } from '../../db/schema/index.js';
+import { withCalendarDates } from '../../platform/calendar-date.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -24,7 +25,7 @@ import { nextDocumentNumber } from '../billing/numbering.js';
 import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { insertInvoice, type SendDeps } from '../invoices/invoices.service.js';
 import { createPortalLink } from '../portal/portal.service.js';
-import { getOrgSettings } from '../settings/settings.service.js';
+import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import {
   ESTIMATE_TRIGGER_EVENTS,
   type EstimateStatus,
@@ -151,7 +152,8 @@ export interface CreateEstimateInput {
   notes?: string | undefined;
 }
 
-export async function createEstimate(ctx: Ctx, input: CreateEstimateInput): Promise<EstimateView> {
+export async function createEstimate(ctx: Ctx, body: CreateEstimateInput): Promise<EstimateView> {
+  const input = await withCalendarDates(body, ['estimateDate', 'expirationDate'], () => orgTimezone(ctx));
   const settings = await getOrgSettings(ctx);
   const customer = await requireCustomer(ctx, input.customerId);
   if (input.propertyId) await requireProperty(ctx, customer.id, input.propertyId);
@@ -200,7 +202,8 @@ export interface UpdateEstimateInput {
   notes?: string | null | undefined;
 }
 
-export async function updateEstimate(ctx: Ctx, id: string, patch: UpdateEstimateInput): Promise<EstimateView> {
+export async function updateEstimate(ctx: Ctx, id: string, body: UpdateEstimateInput): Promise<EstimateView> {
+  const patch = await withCalendarDates(body, ['estimateDate', 'expirationDate'], () => orgTimezone(ctx));
   const row = await findRow(ctx, id, true);
   const status = row.status as EstimateStatus;
   const given = Object.keys(patch).filter((k) => patch[k as keyof UpdateEstimateInput] !== undefined);

@@ -66,8 +66,16 @@ export const CreateInvoiceBody = Type.Object(
     customerId: Type.String({ minLength: 1, maxLength: 64 }),
     propertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A property of the customer' })),
     lineItems: LineItemsInput,
-    invoiceDate: Type.Optional(DateOnly('Default: today in the organization’s timezone')),
-    dueDate: Type.Optional(DateOnly('Default: invoiceDate + settings paymentTermsDays; not before invoiceDate')),
+    invoiceDate: Type.Optional(
+      DateOnly(
+        'Default: today in the organization’s timezone (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)',
+      ),
+    ),
+    dueDate: Type.Optional(
+      DateOnly(
+        'Default: invoiceDate + settings paymentTermsDays; not before invoiceDate (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)',
+      ),
+    ),
     notes: Type.Optional(Notes),
   },
   { additionalProperties: false },
@@ -78,8 +86,8 @@ export const UpdateInvoiceBody = Type.Object(
     customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     propertyId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
     lineItems: Type.Optional(LineItemsInput),
-    invoiceDate: Type.Optional(DateOnly()),
-    dueDate: Type.Optional(DateOnly()),
+    invoiceDate: Type.Optional(DateOnly('YYYY-MM-DD: the spec types it as a date; a date-time is 400')),
+    dueDate: Type.Optional(DateOnly('YYYY-MM-DD: the spec types it as a date; a date-time is 400')),
     notes: Type.Optional(Nullable(Notes)),
   },
   {
@@ -91,7 +99,11 @@ export const UpdateInvoiceBody = Type.Object(
 export const PaymentBody = Type.Object(
   {
     amount: Money('Greater than 0 and at most the balance; at most two decimals'),
-    paymentDate: Type.Optional(DateOnly('Default: today in the organization’s timezone; not in the future')),
+    paymentDate: Type.Optional(
+      DateOnly(
+        'Default: today in the organization’s timezone; not in the future (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)',
+      ),
+    ),
     method: StringEnum(PAYMENT_METHODS),
   },
   { additionalProperties: false },

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
@@ -72,7 +73,7 @@ export const JobDetail = Type.Object(
 export const CreateJobBody = Type.Object(
   {
     customerId: IdString('The customer (required)'),
-    scheduledDate: DateOnly('Required, YYYY-MM-DD'),
+    scheduledDate: CalendarDateIn('Required'),
     propertyId: Type.Optional(IdString('A property of that customer')),
     services: Type.Optional(Services),
     assignedTo: Type.Optional(AssignedTo),
@@ -98,7 +99,7 @@ export const UpdateJobBody = Type.Object(
           'New status; allowed moves: scheduled → in_progress|on_hold|completed|canceled; in_progress → completed|on_hold|canceled; on_hold → scheduled|in_progress|canceled. Others → 409 INVALID_STATE',
       }),
     ),
-    scheduledDate: Type.Optional(DateOnly()),
+    scheduledDate: Type.Optional(CalendarDateIn()),
     propertyId: Type.Optional(Nullable(IdString('A property of the job’s customer, or null'))),
     services: Type.Optional(Services),
     assignedTo: Type.Optional(AssignedTo),

@@ -1,12 +1,13 @@
 import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import { jobActivity, jobChecklistItems, jobs, members } from '../../db/schema/index.js';
+import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
-import { getOrgSettings } from '../settings/settings.service.js';
+import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
 import { canMoveJob, FINAL_JOB_STATUSES, type JobStatus, specificJobEvent } from './jobs.states.js';
 
@@ -90,7 +91,8 @@ export interface CreateJobInput {
   draft?: boolean | undefined;
 }
 
-export async function createJob(ctx: Ctx, input: CreateJobInput) {
+export async function createJob(ctx: Ctx, body: CreateJobInput) {
+  const input = await withCalendarDates(body, ['scheduledDate'], () => orgTimezone(ctx));
   await requireCustomer(ctx, input.customerId);
   if (input.propertyId !== undefined) await requireProperty(ctx, input.customerId, input.propertyId);
   const assignedTo = input.assignedTo ?? [];
@@ -251,7 +253,8 @@ export interface UpdateJobInput {
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-export async function updateJob(ctx: Ctx, id: string, input: UpdateJobInput) {
+export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
+  const input = await withCalendarDates(body, ['scheduledDate'], () => orgTimezone(ctx));
   const job = await lockJob(ctx, id);
   const from = job.status as JobStatus;
   const given = Object.keys(input).filter((k) => input[k as keyof UpdateJobInput] !== undefined);

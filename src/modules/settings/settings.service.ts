@@ -49,6 +49,11 @@ export async function getOrgSettings(ctx: Ctx): Promise<OrgSettings> {
   };
 }
 
+/** The organization's IANA timezone (calendar dates of request fields, see platform/calendar-date.ts). */
+export async function orgTimezone(ctx: Ctx): Promise<string> {
+  return (await getOrgSettings(ctx)).timezone;
+}
+
 /** The settings as GET /api/settings shows them (money in currency units, plan read-only). */
 export function settingsView(s: OrgSettings) {
   return {
