@@ -159,7 +159,9 @@ export async function recordAttempt(
           last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz,
           succeeded_at = CASE WHEN ${ok}::boolean THEN now() ELSE NULL END,
           updated_at = now()
-      WHERE id IN (SELECT id FROM mine)
+      -- The claim is checked again on the row as it is when locked: a deactivation that
+      -- committed meanwhile has turned it dead and dropped the claim, and that stands.
+      WHERE id IN (SELECT id FROM mine) AND claim_token = ${claim.claimToken}
       RETURNING status
     ), dead AS (
       UPDATE webhook_deliveries
