@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
-import { migrate } from './db/migrate.js';
+import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
+import { asPlatform } from './platform/cross-tenant.js';
 
 /** Operator commands: `npm run admin -- set-plan <organizationId> <plan>`. */
 async function main(argv: string[]) {
@@ -19,12 +20,14 @@ async function main(argv: string[]) {
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    await migrate(database);
-    const rows = await database.db
-      .update(organizations)
-      .set({ plan, updatedAt: new Date() })
-      .where(eq(organizations.id, orgId))
-      .returning({ id: organizations.id });
+    await migrateOnStart(config, database);
+    const rows = await asPlatform(database.db, (tx) =>
+      tx
+        .update(organizations)
+        .set({ plan, updatedAt: new Date() })
+        .where(eq(organizations.id, orgId))
+        .returning({ id: organizations.id }),
+    );
     if (rows.length === 0) {
       console.error(`no organization ${orgId}`);
       return 1;

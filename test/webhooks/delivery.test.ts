@@ -230,7 +230,7 @@ describe('webhook delivery', () => {
     const [n4] = await emitEvents(h.database, owner.organizationId, [{ type: 'payment.received', data: { n: 4 } }]);
     // Subscriptions are matched at fan-out time: wait until n: 4 has been fanned out (to nobody).
     await waitFor(async () => {
-      const [row] = await h.database.db
+      const [row] = await h.admin.db
         .select()
         .from(events)
         .where(eq(events.id, n4?.id as string));

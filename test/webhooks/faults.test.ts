@@ -59,7 +59,7 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
     return res.json().data.id as string;
   };
   const deliveriesOf = (endpointId: string) =>
-    h.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId));
+    h.admin.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId));
 
   it('loses nothing when a worker is killed with SIGKILL mid-delivery', async () => {
     const r = await receiver((_req, res, n) => {
