@@ -1,14 +1,35 @@
 import { eq } from 'drizzle-orm';
 import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
-import { migrate } from './db/migrate.js';
+import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
+import { asPlatform } from './platform/cross-tenant.js';
 
-/** Operator commands: `npm run admin -- set-plan <organizationId> <plan>`. */
+/**
+ * Operator commands: `npm run admin -- set-plan <organizationId> <plan>`, and
+ * `npm run admin -- migrate` (apply pending migrations and isolation, then exit).
+ */
 async function main(argv: string[]) {
   const [command, ...args] = argv;
+  if (command === 'migrate' && args.length === 0) {
+    const config = loadConfig();
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    try {
+      const report = await migrateOnStart(config, database);
+      console.log(
+        report.statements.length === 0 && report.applied.length === 0
+          ? 'schema is current: nothing to do'
+          : `applied ${report.applied.length} migration(s) and ${report.statements.length} isolation statement(s)`,
+      );
+      return 0;
+    } finally {
+      await database.close();
+    }
+  }
   if (command !== 'set-plan' || args.length !== 2) {
-    console.error(`usage: npm run admin -- set-plan <organizationId> <${PLANS.join('|')}>`);
+    console.error(
+      `usage: npm run admin -- set-plan <organizationId> <${PLANS.join('|')}>  |  npm run admin -- migrate`,
+    );
     return 2;
   }
   const [orgId, plan] = args as [string, string];
@@ -19,12 +40,14 @@ async function main(argv: string[]) {
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    await migrate(database);
-    const rows = await database.db
-      .update(organizations)
-      .set({ plan, updatedAt: new Date() })
-      .where(eq(organizations.id, orgId))
-      .returning({ id: organizations.id });
+    await migrateOnStart(config, database);
+    const rows = await asPlatform(database.db, (tx) =>
+      tx
+        .update(organizations)
+        .set({ plan, updatedAt: new Date() })
+        .where(eq(organizations.id, orgId))
+        .returning({ id: organizations.id }),
+    );
     if (rows.length === 0) {
       console.error(`no organization ${orgId}`);
       return 1;

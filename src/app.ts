@@ -89,7 +89,7 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const auth = createAuth(config, database.db);
+  const auth = createAuth(config, database.platformDb);
   const deps: AppDeps = {
     config,
     database,

@@ -14,6 +14,11 @@ export interface Config {
   host: string;
   baseUrl: string;
   databaseUrl: string | undefined;
+  /**
+   * The schema owner's connection, used only to migrate at start-up. Unset: migrations
+   * run on DATABASE_URL (a superuser setup, or a service role that only checks).
+   */
+  migrationDatabaseUrl: string | undefined;
   dataDir: string;
   authSecret: string;
   nodeEnv: string;
@@ -111,6 +116,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: env.HOST ?? '127.0.0.1',
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
+    migrationDatabaseUrl: env.MIGRATION_DATABASE_URL || undefined,
     dataDir,
     authSecret,
     nodeEnv,

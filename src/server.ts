@@ -1,7 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, isDevSecret, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
-import { migrate } from './db/migrate.js';
+import { migrateOnStart } from './db/migrate.js';
 import { startTasks } from './worker/runner.js';
 import { workerTasks } from './worker/tasks.js';
 
@@ -9,7 +9,7 @@ import { workerTasks } from './worker/tasks.js';
 async function main() {
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  await migrate(database);
+  await migrateOnStart(config, database);
   const app = await buildApp(config, database);
   if (isDevSecret(config)) app.log.warn('AUTH_SECRET is not set: using a development secret (never in production)');
   const worker = config.runWorker ? startTasks(workerTasks, { config, database, log: app.log }) : undefined;

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
-import { migrate } from './db/migrate.js';
+import { migrateOnStart } from './db/migrate.js';
 import { startTasks } from './worker/runner.js';
 import { workerTasks } from './worker/tasks.js';
 
@@ -10,7 +10,7 @@ async function main() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  await migrate(database);
+  await migrateOnStart(config, database);
   const worker = startTasks(workerTasks, { config, database, log });
   log.info('worker started');
   const shutdown = async () => {

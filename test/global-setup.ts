@@ -10,9 +10,28 @@ import { migrate } from '../src/db/migrate.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    database: { kind: 'pglite'; dump: string } | { kind: 'postgres'; url: string; template: string; prefix: string };
+    database:
+      | { kind: 'pglite'; dump: string }
+      | { kind: 'postgres'; url: string; template: string; prefix: string; owner: string; service: string };
   }
 }
+
+/**
+ * The least-privilege setup of the README, as the tests run it on PostgreSQL: the schema
+ * is owned (and migrated) by a non-superuser owner role, and the app connects as a
+ * service role that is neither superuser nor owner, NOINHERIT, with the application and
+ * platform roles granted for SET ROLE only. Roles are cluster-wide and other runs may
+ * create them at the same moment, hence the exception handlers.
+ */
+export const TEST_OWNER_ROLE = 'crm_test_owner';
+export const TEST_SERVICE_ROLE = 'crm_test_service';
+const ROLES_SQL = `DO $$ BEGIN
+  BEGIN CREATE ROLE crm_app NOLOGIN NOBYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  BEGIN CREATE ROLE crm_platform NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  BEGIN CREATE ROLE ${TEST_OWNER_ROLE} LOGIN NOSUPERUSER NOCREATEROLE NOBYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  BEGIN CREATE ROLE ${TEST_SERVICE_ROLE} LOGIN NOSUPERUSER NOCREATEROLE NOBYPASSRLS NOINHERIT; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+END $$;
+GRANT crm_app, crm_platform TO ${TEST_SERVICE_ROLE};`;
 
 /**
  * Migrates one template database per run; every test file then gets its own copy
@@ -27,12 +46,22 @@ export default async function setup(project: TestProject) {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await dropStaleDatabases(admin);
-    await admin.query(`CREATE DATABASE ${template}`);
-    const tplUrl = withDatabase(url, template);
-    const database = await openDatabase({ databaseUrl: tplUrl, poolMax: 1 });
+    await admin.query(ROLES_SQL).catch(async () => admin.query(ROLES_SQL)); // a concurrent GRANT: once more
+    await admin.query(`CREATE DATABASE ${template} OWNER ${TEST_OWNER_ROLE}`);
+    const database = await openDatabase({
+      databaseUrl: withUser(withDatabase(url, template), TEST_OWNER_ROLE),
+      poolMax: 1,
+    });
     await migrate(database);
     await database.close();
-    project.provide('database', { kind: 'postgres', url, template, prefix });
+    project.provide('database', {
+      kind: 'postgres',
+      url,
+      template,
+      prefix,
+      owner: TEST_OWNER_ROLE,
+      service: TEST_SERVICE_ROLE,
+    });
     return async () => {
       const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
         `${prefix}%`,
@@ -53,6 +82,13 @@ export default async function setup(project: TestProject) {
   await client.close();
   project.provide('database', { kind: 'pglite', dump: file });
   return () => rmSync(dir, { recursive: true, force: true });
+}
+
+export function withUser(url: string, user: string): string {
+  const u = new URL(url);
+  u.username = user;
+  u.password = '';
+  return u.toString();
 }
 
 export function withDatabase(url: string, name: string): string {

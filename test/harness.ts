@@ -11,13 +11,18 @@ import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig, type Plan } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { organizations } from '../src/db/schema/index.js';
+import { asPlatform } from '../src/platform/cross-tenant.js';
 import { newId } from '../src/platform/ids.js';
-import { withDatabase } from './global-setup.js';
+import { withDatabase, withUser } from './global-setup.js';
 
 let counter = 0;
 
-/** A fresh, migrated database for one test file (see global-setup.ts). */
-export async function createTestDatabase(): Promise<Database> {
+/**
+ * A fresh, migrated database for one test file (see global-setup.ts): `database` is
+ * what the app gets (on PostgreSQL the least-privilege service role), `admin` a
+ * superuser handle on the same database for tests that inspect or seed rows directly.
+ */
+export async function createTestDatabases(): Promise<{ database: Database; admin: Database }> {
   const info = inject('database');
   if (info.kind === 'postgres') {
     const name = `${info.prefix}_${newId('db').slice(3).toLowerCase()}`;
@@ -37,16 +42,31 @@ export async function createTestDatabase(): Promise<Database> {
     } finally {
       await admin.end();
     }
-    return openDatabase({ databaseUrl: withDatabase(info.url, name), poolMax: 10 });
+    const url = withDatabase(info.url, name);
+    return {
+      database: await openDatabase({ databaseUrl: withUser(url, info.service), poolMax: 10 }),
+      admin: await openDatabase({ databaseUrl: url, poolMax: 4 }),
+    };
   }
   const blob = new Blob([readFileSync(info.dump)]);
   const client = await PGlite.create({ loadDataDir: blob, extensions: { pg_trgm } });
-  return openDatabase({ pglite: client });
+  // PGlite has one user, a superuser: the same handle serves both.
+  const database = await openDatabase({ pglite: client });
+  return { database, admin: database };
+}
+
+/** The app's database alone (see createTestDatabases). */
+export async function createTestDatabase(): Promise<Database> {
+  const { database, admin } = await createTestDatabases();
+  if (admin !== database) await admin.close();
+  return database;
 }
 
 export interface Harness {
   app: FastifyInstance;
   database: Database;
+  /** Superuser handle on the same database, for direct inspection and seeding (never the app's). */
+  admin: Database;
   config: Config;
   close(): Promise<void>;
 }
@@ -61,7 +81,7 @@ export const TEST_ENV: Record<string, string> = {
 
 /** Builds the app on a fresh database. `env` overrides configuration variables. */
 export async function createHarness(env: Record<string, string> = {}, options: BuildOptions = {}): Promise<Harness> {
-  const database = await createTestDatabase();
+  const { database, admin } = await createTestDatabases();
   const mailFile = join(tmpdir(), `crm-mail-${process.pid}-${Date.now()}-${++counter}.log`);
   const config = loadConfig({ ...TEST_ENV, MAIL_OUTBOX_FILE: mailFile, ...env });
   let app: FastifyInstance;
@@ -69,17 +89,20 @@ export async function createHarness(env: Record<string, string> = {}, options: B
     app = await buildApp(config, database, options);
   } catch (err) {
     await database.close();
+    if (admin !== database) await admin.close();
     throw err;
   }
   return {
     app,
     database,
+    admin,
     config,
     close: async () => {
       try {
         await app.close();
       } finally {
         await database.close();
+        if (admin !== database) await admin.close();
         rmSync(mailFile, { force: true });
       }
     },
@@ -165,7 +188,9 @@ export async function addMember(h: Pick<Harness, 'app'>, owner: TestUser, role: 
 
 /** What `npm run admin -- set-plan` does, for tests. */
 export async function setPlan(h: Pick<Harness, 'app' | 'database'>, organizationId: string, plan: Plan) {
-  await h.database.db.update(organizations).set({ plan }).where(eq(organizations.id, organizationId));
+  await asPlatform(h.database.db, (tx) =>
+    tx.update(organizations).set({ plan }).where(eq(organizations.id, organizationId)),
+  );
   h.app.deps.resolver.invalidate();
 }
 

@@ -8,6 +8,9 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import * as schema from './schema/index.js';
 
+/** The role of cross-tenant platform code (see src/db/migrate.ts); named here to avoid an import cycle. */
+export const PLATFORM_ROLE = 'crm_platform';
+
 export type Schema = typeof schema;
 /** The Drizzle handle, identical in use on PostgreSQL (pg Pool) and on PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -21,6 +24,12 @@ export interface Database {
   /** Raw SQL for platform code (migrations, LISTEN). */
   pool: pg.Pool | undefined;
   pglite: PGlite | undefined;
+  /**
+   * A handle whose every connection runs as the platform role (BYPASSRLS), for a library
+   * that needs a handle rather than a callback: Better Auth only. Own code uses `asPlatform`
+   * (src/platform/cross-tenant.ts). On PGlite, the same handle as `db`.
+   */
+  platformDb: Db;
   close(): Promise<void>;
 }
 
@@ -43,7 +52,26 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     pool.on('connect', (client) => client.on('error', () => {}));
     const db = drizzlePg({ client: pool, schema }) as unknown as Db;
     db.transaction = ownedClientTransaction(pool) as Db['transaction'];
-    return { kind: 'postgres', db, pool, pglite: undefined, close: () => pool.end() };
+    // Connects lazily: a process that never signs anyone in opens no such connection.
+    const platformPool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: Math.min(opts.poolMax ?? 10, 4),
+      options: `-c role=${PLATFORM_ROLE}`,
+    });
+    platformPool.on('error', () => {});
+    platformPool.on('connect', (client) => client.on('error', () => {}));
+    const platformDb = drizzlePg({ client: platformPool, schema }) as unknown as Db;
+    platformDb.transaction = ownedClientTransaction(platformPool) as Db['transaction'];
+    return {
+      kind: 'postgres',
+      db,
+      pool,
+      pglite: undefined,
+      platformDb,
+      close: async () => {
+        await Promise.all([pool.end(), platformPool.end()]);
+      },
+    };
   }
   let client = opts.pglite;
   if (!client) {
@@ -58,6 +86,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     db,
     pool: undefined,
     pglite: owned,
+    platformDb: db,
     close: async () => {
       if (!owned.closed) await owned.close();
     },

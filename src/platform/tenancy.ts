@@ -31,48 +31,48 @@ export interface Ctx {
  * Everything `fn` writes, including outbox events, commits or rolls back together.
  */
 export async function withTenant<T>(db: Db, organizationId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const session = db._.session;
-  if (session instanceof NodePgSession && (session as unknown as { client: unknown }).client instanceof pg.Pool) {
-    return withTenantOnPool(session, organizationId, fn);
-  }
-  return db.transaction(async (tx) => {
-    await tx.execute(
-      sql`SELECT set_config('role', ${APP_ROLE}, true), set_config('app.organization_id', ${organizationId}, true)`,
-    );
-    return fn(tx);
-  });
+  if (!SAFE_ID.test(organizationId)) throw new Error('Malformed organization id');
+  return transactionAs(db, { role: APP_ROLE, 'app.organization_id': organizationId }, fn);
 }
 
 /** Organization ids are generated (`org_` + base36); anything else never reaches SQL text. */
 const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 /**
- * The same transaction on a pg Pool with one round trip fewer: BEGIN and the
- * tenant settings travel as one simple-protocol message instead of two (measured:
- * per-request round trips dominate a small read, bench/parts/customers.ts).
- * Mirrors Drizzle's own NodePgSession.transaction otherwise (savepoints for
- * nested transactions, rollback on error, client released).
+ * One transaction with transaction-local settings (`role` and the tenant), shared by
+ * `withTenant` and `asPlatform`. On a pg Pool BEGIN and the settings travel as one
+ * simple-protocol message instead of two (measured: per-request round trips dominate
+ * a small read, bench/parts/customers.ts). Mirrors Drizzle's own
+ * NodePgSession.transaction otherwise (savepoints for nested transactions, rollback
+ * on error, client released). Setting values are constants or SAFE_ID-checked.
  */
-async function withTenantOnPool<T>(
-  pool: NodePgSession<Schema, ExtractTablesWithRelations<Schema>>,
-  organizationId: string,
+export async function transactionAs<T>(
+  db: Db,
+  settings: Record<string, string>,
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
-  if (!SAFE_ID.test(organizationId)) throw new Error('Malformed organization id');
-  const internals = pool as unknown as {
+  const assignments = Object.entries(settings)
+    .map(([name, value]) => `set_config('${name}', '${value}', true)`)
+    .join(', ');
+  const session = db._.session;
+  if (!(session instanceof NodePgSession && (session as unknown as { client: unknown }).client instanceof pg.Pool)) {
+    return db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`SELECT ${assignments}`));
+      return fn(tx);
+    });
+  }
+  const internals = session as unknown as {
     client: pg.Pool;
     dialect: PgDialect;
     schema: RelationalSchemaConfig<ExtractTablesWithRelations<Schema>> | undefined;
     options: NodePgSessionOptions;
   };
   const client = await internals.client.connect();
-  const session = new NodePgSession(client, internals.dialect, internals.schema, internals.options);
-  const tx = new NodePgTransaction(internals.dialect, session, internals.schema) as unknown as Tx;
+  const own = new NodePgSession(client, internals.dialect, internals.schema, internals.options);
+  const tx = new NodePgTransaction(internals.dialect, own, internals.schema) as unknown as Tx;
   let broken = false;
   try {
-    await client.query(
-      `BEGIN; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.organization_id', '${organizationId}', true)`,
-    );
+    await client.query(`BEGIN; SELECT ${assignments}`);
     const result = await fn(tx);
     await client.query('COMMIT');
     return result;

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Database, Db, Tx } from '../db/client.js';
 import { events, webhookEndpoints } from '../db/schema/index.js';
+import { asPlatform } from '../platform/cross-tenant.js';
 import { newId } from '../platform/ids.js';
 import { isCatalogEvent } from './catalog.js';
 
@@ -35,11 +36,10 @@ export function deliveryBody(
  * events undispatched and another pass (or another worker) picks them up; two
  * workers never fan out the same event.
  *
- * Platform query across tenants: runs as the connecting database user, not the
- * RLS-restricted application role, because the worker serves every organization.
+ * Platform query across tenants (asPlatform): the worker serves every organization.
  */
 export async function dispatchEvents(database: Database, limit = 200): Promise<number> {
-  return database.db.transaction(async (tx) => {
+  return asPlatform(database.db, async (tx) => {
     const batch = await tx
       .select()
       .from(events)

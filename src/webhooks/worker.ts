@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/client.js';
+import { asPlatform } from '../platform/cross-tenant.js';
 import type { TaskContext, WorkerTask } from '../worker/runner.js';
 import { type AttemptResult, createSender, DELIVERY_TIMEOUT_MS, type Sender } from './delivery.js';
 import { dispatchEvents, WAKE_CHANNEL } from './fanout.js';
@@ -134,12 +135,14 @@ export class WebhookWorker {
     // Claim in batches: one query per few freed slots rather than one per completed delivery.
     if (free <= 0 || (free < this.#claimBatch && this.#sending > 0 && !this.#idleSlots)) return 0;
     const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
-    const claimed = await claimDeliveries(this.#db, {
-      limit: free,
-      leaseMs: this.#leaseMs,
-      perEndpoint: this.#perEndpoint,
-      busyEndpoints: busy,
-    });
+    const claimed = await asPlatform(this.#db, (tx) =>
+      claimDeliveries(tx as unknown as Db, {
+        limit: free,
+        leaseMs: this.#leaseMs,
+        perEndpoint: this.#perEndpoint,
+        busyEndpoints: busy,
+      }),
+    );
     for (const c of claimed) this.#start(c);
     // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
     this.#idleSlots = claimed.length < free;
@@ -257,11 +260,7 @@ export class WebhookWorker {
           for (const b of batch) if (!b.result.ok) out.set(b, await recordAttempt(db, b.claim, b.result, schedule));
           return out;
         };
-        // Successes alone are one statement, atomic by itself: no BEGIN/COMMIT round trips.
-        const outcomes =
-          ok.length === batch.length
-            ? await record(this.#db)
-            : await this.#db.transaction((tx) => record(tx as unknown as Db));
+        const outcomes = await asPlatform(this.#db, (tx) => record(tx as unknown as Db));
         for (const b of batch) b.resolve(outcomes.get(b) as RecordOutcome);
         return;
       } catch {
@@ -274,7 +273,9 @@ export class WebhookWorker {
       // receivers deduplicate on X-Service-Delivery).
       for (let i = 0; ; i++) {
         try {
-          b.resolve(await recordAttempt(this.#db, b.claim, b.result, schedule));
+          b.resolve(
+            await asPlatform(this.#db, (tx) => recordAttempt(tx as unknown as Db, b.claim, b.result, schedule)),
+          );
           break;
         } catch (err) {
           if (i >= 8) {

@@ -60,7 +60,7 @@ export async function createService(
 
 /** What PATCH /api/settings would store (that module is built elsewhere). */
 export async function setSettings(h: Harness, organizationId: string, settings: Record<string, unknown>) {
-  await h.database.db
+  await h.admin.db
     .update(organizations)
     .set({ settings: sql`${organizations.settings} || ${JSON.stringify(settings)}::jsonb` })
     .where(eq(organizations.id, organizationId));
@@ -74,7 +74,7 @@ export interface EventRow {
 
 /** The organization's outbox, oldest first. */
 export async function eventsOf(h: Harness, organizationId: string): Promise<EventRow[]> {
-  const rows = await h.database.db
+  const rows = await h.admin.db
     .select()
     .from(events)
     .where(and(eq(events.organizationId, organizationId)))

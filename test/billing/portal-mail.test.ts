@@ -69,7 +69,7 @@ describe('sending, mail over SMTP and the customer portal', () => {
       expect((await open(path)).json().data.document.status).toBe('viewed');
     });
     expect(viewed).toEqual([]);
-    const [token] = await h.database.db.select().from(portalTokens).where(eq(portalTokens.documentId, est.id));
+    const [token] = await h.admin.db.select().from(portalTokens).where(eq(portalTokens.documentId, est.id));
     expect(token?.lastViewedAt).toBeInstanceOf(Date);
 
     const approved = await eventsDuring(h, owner.organizationId, async () => {
@@ -158,7 +158,7 @@ describe('sending, mail over SMTP and the customer portal', () => {
       .data;
     const path = portalPath((await owner.call('POST', `/api/invoices/${inv.id}/send`)).json().data.portalUrl);
     expect((await open(path)).statusCode).toBe(200);
-    await h.database.db
+    await h.admin.db
       .update(portalTokens)
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .where(eq(portalTokens.documentId, inv.id));
@@ -190,6 +190,6 @@ describe('sending, mail over SMTP and the customer portal', () => {
     }
     expect((await owner.call('GET', `/api/invoices/${inv.id}`)).json().data.status).toBe('draft');
     expect(await eventsOf(h, owner.organizationId)).toEqual(before);
-    expect(await h.database.db.select().from(portalTokens).where(eq(portalTokens.documentId, inv.id))).toEqual([]);
+    expect(await h.admin.db.select().from(portalTokens).where(eq(portalTokens.documentId, inv.id))).toEqual([]);
   });
 });

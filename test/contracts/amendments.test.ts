@@ -69,7 +69,7 @@ describe('contract amendments', () => {
   const counts = async () => ({
     contracts: Number(
       (
-        await h.database.db
+        await h.admin.db
           .select({ n: count() })
           .from(contracts)
           .where(eq(contracts.organizationId, owner.organizationId))
@@ -77,7 +77,7 @@ describe('contract amendments', () => {
     ),
     activity: Number(
       (
-        await h.database.db
+        await h.admin.db
           .select({ n: count() })
           .from(contractActivity)
           .where(eq(contractActivity.organizationId, owner.organizationId))
@@ -147,7 +147,7 @@ describe('contract amendments', () => {
 
   it('copies everything without a body, and amends active contracts too', async () => {
     const original = await signedContract();
-    await h.database.db.update(contracts).set({ status: 'active' }).where(eq(contracts.id, original.id));
+    await h.admin.db.update(contracts).set({ status: 'active' }).where(eq(contracts.id, original.id));
     const res = await owner.call('POST', `/api/contracts/${original.id}/amendments`);
     expect(res.statusCode, res.body).toBe(201);
     const a = res.json().data;
@@ -221,7 +221,7 @@ describe('contract amendments', () => {
     const sent = await newContract();
     await send(sent.id);
     const expired = await signedContract();
-    await h.database.db.update(contracts).set({ status: 'expired' }).where(eq(contracts.id, expired.id));
+    await h.admin.db.update(contracts).set({ status: 'expired' }).where(eq(contracts.id, expired.id));
     const canceled = await signedContract();
     expect((await owner.call('POST', `/api/contracts/${canceled.id}/cancel`)).statusCode).toBe(200);
     const before = await counts();

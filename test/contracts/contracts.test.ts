@@ -37,7 +37,7 @@ describe('contracts', () => {
   const contractCount = async () =>
     Number(
       (
-        await h.database.db
+        await h.admin.db
           .select({ n: count() })
           .from(contracts)
           .where(eq(contracts.organizationId, owner.organizationId))
@@ -267,7 +267,7 @@ describe('contracts', () => {
     expect((await owner.call('POST', `/api/contracts/${draft.id}/send`)).statusCode).toBe(409);
     for (const status of ['sent', 'signed', 'active', 'expired']) {
       const c = await newContract();
-      await h.database.db.update(contracts).set({ status }).where(eq(contracts.id, c.id));
+      await h.admin.db.update(contracts).set({ status }).where(eq(contracts.id, c.id));
       const r = await owner.call('POST', `/api/contracts/${c.id}/cancel`);
       expect(r.statusCode, status).toBe(status === 'expired' ? 409 : 200);
     }
@@ -291,7 +291,7 @@ describe('contracts', () => {
     const now = new Date('2026-05-10T06:00:00Z');
     await Promise.all([activateDueContracts(h.database.db, now), activateDueContracts(h.database.db, now)]);
     expect(await status()).toBe('active');
-    const activated = await h.database.db
+    const activated = await h.admin.db
       .select()
       .from(contractActivity)
       .where(sql`${contractActivity.contractId} = ${c.id} AND ${contractActivity.type} = 'activated'`);
@@ -342,7 +342,7 @@ describe('contract analytics', () => {
         })
       ).json().data.id as string;
     const set = async (id: string, fields: Partial<typeof contracts.$inferInsert>) =>
-      h.database.db.update(contracts).set(fields).where(eq(contracts.id, id));
+      h.admin.db.update(contracts).set(fields).where(eq(contracts.id, id));
     const t0 = new Date('2026-03-01T10:00:00Z');
     const hours = (n: number) => new Date(t0.getTime() + n * 3_600_000);
 

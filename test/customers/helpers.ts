@@ -4,7 +4,7 @@ import type { Harness } from '../harness.js';
 
 /** Events of one organization, oldest first, read through the harness's own connection. */
 export async function eventsOf(h: Harness, organizationId: string) {
-  return h.database.db
+  return h.admin.db
     .select({ type: events.type, data: events.data })
     .from(events)
     .where(eq(events.organizationId, organizationId))
@@ -12,11 +12,11 @@ export async function eventsOf(h: Harness, organizationId: string) {
 }
 
 export async function countRows(h: Harness, organizationId: string) {
-  const [c] = await h.database.db
+  const [c] = await h.admin.db
     .select({ n: sql<number>`count(*)::int` })
     .from(customers)
     .where(eq(customers.organizationId, organizationId));
-  const [e] = await h.database.db
+  const [e] = await h.admin.db
     .select({ n: sql<number>`count(*)::int` })
     .from(events)
     .where(eq(events.organizationId, organizationId));
@@ -24,7 +24,7 @@ export async function countRows(h: Harness, organizationId: string) {
 }
 
 export async function rawCustomer(h: Harness, organizationId: string, id: string) {
-  const [row] = await h.database.db
+  const [row] = await h.admin.db
     .select()
     .from(customers)
     .where(and(eq(customers.organizationId, organizationId), eq(customers.id, id)));

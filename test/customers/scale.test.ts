@@ -1,6 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/db/client.js';
 import { customerListQuery, listCustomers } from '../../src/modules/customers/customers.service.js';
 import { pageOf } from '../../src/platform/pagination.js';
 import { type Ctx, inTenant } from '../../src/platform/tenancy.js';
@@ -35,7 +35,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('customer list and 
   beforeAll(async () => {
     h = await createHarness();
     owner = await newTenant(h);
-    const pool = h.database.pool as NonNullable<Harness['database']['pool']>;
+    const pool = h.admin.pool as NonNullable<Harness['database']['pool']>;
     // Search text in the service's format: name, email, phone digits, separated by U+001F.
     await pool.query(
       `INSERT INTO customers (id, organization_id, first_name, last_name, email, phone, search_text, tags, created_at)
@@ -57,21 +57,46 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('customer list and 
       [neighbour.organizationId],
     );
     await pool.query(
-      'INSERT INTO customer_search (customer_id, search_text, tags) SELECT id, search_text, tags FROM customers',
+      `INSERT INTO customer_search (customer_id, organization_id, search_text, tags)
+       SELECT id, organization_id, search_text, tags FROM customers`,
     );
     await pool.query('VACUUM ANALYZE customers');
     await pool.query('VACUUM ANALYZE customer_search');
   });
   afterAll(async () => h?.close());
 
+  /**
+   * The plans of the list query AND of the statements it runs inside customer_search's
+   * tenant-bound functions (auto_explain with nested statements, reported to this
+   * client as notices), as the application role with the tenant set.
+   */
   async function plan(filter: Parameters<typeof customerListQuery>[1], page = pageOf({})) {
-    return inTenant(h.database.db, owner.organizationId, actor, async (ctx: Ctx) => {
-      const result = await ctx.tx.execute(sql`EXPLAIN (FORMAT JSON) ${customerListQuery(ctx, filter, page)}`);
-      const [row] = rowsOf<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(result);
-      const root = row?.['QUERY PLAN'][0];
-      if (!root) throw new Error('EXPLAIN returned no plan');
-      return nodesOf(root.Plan);
-    });
+    const query = await inTenant(h.database.db, owner.organizationId, actor, async (ctx: Ctx) =>
+      new PgDialect().sqlToQuery(customerListQuery(ctx, filter, page)),
+    );
+    const client = await (h.admin.pool as pg.Pool).connect();
+    const plans: PlanNode[] = [];
+    const onNotice = (n: { message?: string }) => {
+      const json = n.message?.split('plan:\n')[1];
+      if (json) plans.push((JSON.parse(json) as { Plan: PlanNode }).Plan);
+    };
+    client.on('notice', onNotice);
+    try {
+      await client.query(`LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+        SET auto_explain.log_nested_statements = on; SET auto_explain.log_format = json;
+        SET auto_explain.log_level = notice`);
+      await client.query('BEGIN');
+      await client.query("SELECT set_config('role', 'crm_app', true), set_config('app.organization_id', $1, true)", [
+        owner.organizationId,
+      ]);
+      await client.query(query.sql, query.params);
+      await client.query('ROLLBACK');
+    } finally {
+      client.off('notice', onNotice);
+      client.release(true);
+    }
+    if (plans.length === 0) throw new Error('auto_explain reported no plan');
+    return plans.flatMap(nodesOf);
   }
 
   const seqScans = (nodes: PlanNode[]) =>

@@ -72,7 +72,7 @@ export async function insertJob(
 
 /** The organization's outbox, oldest first (read as the superuser test connection). */
 export async function eventsOf(h: Harness, organizationId: string) {
-  return h.database.db
+  return h.admin.db
     .select()
     .from(events)
     .where(eq(events.organizationId, organizationId))
@@ -80,7 +80,7 @@ export async function eventsOf(h: Harness, organizationId: string) {
 }
 
 export async function eventsOfType(h: Harness, organizationId: string, type: string) {
-  return h.database.db
+  return h.admin.db
     .select()
     .from(events)
     .where(and(eq(events.organizationId, organizationId), eq(events.type, type)));

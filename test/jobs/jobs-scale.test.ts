@@ -25,7 +25,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('jobs at scale (PostgreSQL)', ()
     const customer = await makeCustomer(h, owner);
     const other = await makeCustomer(h, small);
     const seed = async (orgId: string, customerId: string, n: number) =>
-      h.database.db.execute(sql`
+      h.admin.db.execute(sql`
         INSERT INTO jobs (id, organization_id, customer_id, status, scheduled_date, assigned_to, services)
         SELECT 'job_seed_' || ${orgId} || '_' || g, ${orgId}, ${customerId},
                (ARRAY['scheduled','in_progress','completed','canceled','on_hold'])[1 + g % 5],
@@ -35,14 +35,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('jobs at scale (PostgreSQL)', ()
         FROM generate_series(1, ${n}) AS g`);
     await seed(owner.organizationId, customer.id, ROWS);
     await seed(small.organizationId, other.id, 2_000);
-    await h.database.db.execute(sql`VACUUM ANALYZE jobs`);
+    await h.admin.db.execute(sql`VACUUM ANALYZE jobs`);
   }, 240_000);
   afterAll(async () => h?.close());
 
   async function plan(
     build: (ctx: Parameters<Parameters<typeof inTenant>[3]>[0]) => { toSQL(): { sql: string; params: unknown[] } },
   ) {
-    const pool = h.database.pool;
+    const pool = h.admin.pool;
     if (!pool) throw new Error('PostgreSQL only');
     const client = await pool.connect();
     try {

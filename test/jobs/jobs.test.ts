@@ -22,7 +22,7 @@ describe('jobs', () => {
   afterAll(async () => h?.close());
 
   const jobCount = async (orgId: string) =>
-    Number((await h.database.db.select({ n: count() }).from(jobs).where(eq(jobs.organizationId, orgId)))[0]?.n);
+    Number((await h.admin.db.select({ n: count() }).from(jobs).where(eq(jobs.organizationId, orgId)))[0]?.n);
 
   it('schedules a job with a checklist, emits job.created, and returns checklist and activity', async () => {
     const before = (await eventsOf(h, owner.organizationId)).length;
@@ -117,9 +117,9 @@ describe('jobs', () => {
             expect(res.statusCode).toBe(409);
             expect(res.json().error.code).toBe('INVALID_STATE');
             expect(evts).toHaveLength(0);
-            const [row] = await h.database.db.select().from(jobs).where(eq(jobs.id, job.id));
+            const [row] = await h.admin.db.select().from(jobs).where(eq(jobs.id, job.id));
             expect(row?.status).toBe(from);
-            const acts = await h.database.db.select().from(jobActivity).where(eq(jobActivity.jobId, job.id));
+            const acts = await h.admin.db.select().from(jobActivity).where(eq(jobActivity.jobId, job.id));
             expect(acts).toHaveLength(0);
             return;
           }

@@ -78,7 +78,7 @@ describe('calendar-date request fields', () => {
     const upd = await owner.call('PUT', `/api/contracts/${id}`, { endDate: '2026-12-01T05:00:00Z', startDate: null });
     expect(upd.statusCode, upd.body).toBe(200);
     expect(upd.json().data).toMatchObject({ startDate: null, endDate: '2026-11-30' });
-    await h.database.db.update(contracts).set({ status: 'signed' }).where(eq(contracts.id, id));
+    await h.admin.db.update(contracts).set({ status: 'signed' }).where(eq(contracts.id, id));
     const am = await owner.call('POST', `/api/contracts/${id}/amendments`, { startDate: INSTANT });
     expect(am.statusCode, am.body).toBe(201);
     expect(am.json().data).toMatchObject({ startDate: '2026-02-28', endDate: '2026-11-30' });

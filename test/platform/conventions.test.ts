@@ -58,7 +58,7 @@ describe('API conventions', () => {
   afterAll(async () => h?.close());
 
   const orgCount = async () =>
-    rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM organizations`))[0]?.n;
+    rowsOf<{ n: number }>(await h.admin.db.execute(sql`SELECT count(*)::int AS n FROM organizations`))[0]?.n;
 
   it('answers /healthz and /readyz without auth, and every response carries X-Request-Id', async () => {
     const health = await h.app.inject({ method: 'GET', url: '/healthz' });

@@ -55,7 +55,7 @@ describe('Idempotency-Key on POST', () => {
 
   const invitationCount = async () =>
     rowsOf<{ n: number }>(
-      await h.database.db.execute(
+      await h.admin.db.execute(
         sql`SELECT count(*)::int AS n FROM invitations WHERE organization_id = ${owner.organizationId}`,
       ),
     )[0]?.n;

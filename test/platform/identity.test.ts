@@ -148,7 +148,7 @@ describe('Better Auth extras', () => {
   it("passes on Better Auth's refreshed session cookie when it extends a session", async () => {
     const owner = await newTenant(h);
     // A session 5 days into its 7: Better Auth extends it (updateAge 1 day) and re-issues the cookie.
-    await h.database.db.execute(
+    await h.admin.db.execute(
       sql`UPDATE sessions SET expires_at = now() + interval '2 days' WHERE user_id = ${owner.userId}`,
     );
     h.app.deps.resolver.invalidate();
@@ -156,7 +156,7 @@ describe('Better Auth extras', () => {
     expect(res.statusCode).toBe(200);
     expect(String(res.headers['set-cookie'])).toMatch(/session_token=.*Max-Age=604800/);
     const [row] = rowsOf<{ expires_at: string }>(
-      await h.database.db.execute(sql`SELECT expires_at FROM sessions WHERE user_id = ${owner.userId}`),
+      await h.admin.db.execute(sql`SELECT expires_at FROM sessions WHERE user_id = ${owner.userId}`),
     );
     expect(new Date(row?.expires_at ?? 0).getTime()).toBeGreaterThan(Date.now() + 6 * 86_400_000);
   });

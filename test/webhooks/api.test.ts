@@ -63,7 +63,7 @@ describe('webhook endpoints API', () => {
   it('does not store the secret in plain text', async () => {
     const res = await owner.call('POST', '/api/webhooks', { url: 'https://hooks.example.com/s', events: ['*'] });
     const { secret, id } = res.json().data;
-    const { rows } = (await h.database.db.execute(
+    const { rows } = (await h.admin.db.execute(
       `SELECT secret_enc FROM webhook_endpoints WHERE id = '${id}'` as never,
     )) as unknown as { rows: Array<{ secret_enc: string }> };
     expect(rows[0]?.secret_enc).toBeTruthy();

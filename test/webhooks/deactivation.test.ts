@@ -144,7 +144,7 @@ describe('webhook endpoint deactivation by consecutive failed deliveries', () =>
     const [later] = await emit([{ n: 300 }]);
     await waitFor(
       async () => {
-        const [row] = await h.database.db
+        const [row] = await h.admin.db
           .select()
           .from(events)
           .where(eq(events.id, later?.id as string));

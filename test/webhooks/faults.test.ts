@@ -59,7 +59,7 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
     return res.json().data.id as string;
   };
   const deliveriesOf = (endpointId: string) =>
-    h.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId));
+    h.admin.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId));
 
   it('loses nothing when a worker is killed with SIGKILL mid-delivery', async () => {
     const r = await receiver((_req, res, n) => {
@@ -101,7 +101,10 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
     await emitEvents(h.database, owner.organizationId, [{ type: 'customer.updated', data: { n: 0 } }]);
     await waitFor(() => r.received.length === 1, 'first delivery');
 
-    const admin = new pg.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres') });
+    // A superuser: the service role may not terminate the backends of other roles.
+    const info = inject('database');
+    if (info.kind !== 'postgres') throw new Error('PostgreSQL only');
+    const admin = new pg.Client({ connectionString: info.url });
     await admin.connect();
     const dbName = new URL(url).pathname.slice(1);
     const until = Date.now() + 2500;

@@ -55,6 +55,8 @@ export const customerSearch = pgTable(
     customerId: text('customer_id')
       .primaryKey()
       .references(() => customers.id, { onDelete: 'cascade' }),
+    /** RLS (not forced) for the application role; reads go through tenant-bound functions, see migrate.ts. */
+    organizationId: organizationId(),
     searchText: text('search_text').notNull(),
     /** Copy of customers.tags, for the `tag` filter (array containment is not LEAKPROOF either). */
     tags: text('tags').array().notNull().default(sql`'{}'::text[]`),

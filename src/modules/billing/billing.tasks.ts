@@ -1,6 +1,7 @@
 import { and, eq, inArray, lt } from 'drizzle-orm';
 import type { Database } from '../../db/client.js';
 import { estimates, invoices, organizations } from '../../db/schema/index.js';
+import { asPlatform } from '../../platform/cross-tenant.js';
 import { addDays, today } from '../../platform/dates.js';
 import { type Actor, inTenant } from '../../platform/tenancy.js';
 import type { WorkerTask } from '../../worker/runner.js';
@@ -29,12 +30,14 @@ async function orgsWith(
   now: Date,
 ) {
   const horizon = addDays(today('UTC', now), 1);
-  return database.db
-    .selectDistinct({ id: organizations.id, timezone: organizations.timezone })
-    .from(table)
-    .innerJoin(organizations, eq(organizations.id, table.organizationId))
-    .where(and(inArray(table.status, states), lt(dateColumn, horizon)))
-    .limit(BATCH);
+  return asPlatform(database.db, (tx) =>
+    tx
+      .selectDistinct({ id: organizations.id, timezone: organizations.timezone })
+      .from(table)
+      .innerJoin(organizations, eq(organizations.id, table.organizationId))
+      .where(and(inArray(table.status, states), lt(dateColumn, horizon)))
+      .limit(BATCH),
+  );
 }
 
 /** sent | partially_paid invoices whose dueDate is before today (org timezone) → overdue. */

@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { contracts } from '../../db/schema/index.js';
+import { asPlatform } from '../../platform/cross-tenant.js';
 import { inTenant } from '../../platform/tenancy.js';
 import type { WorkerTask } from '../../worker/runner.js';
 import { recordContractActivity } from './contracts.service.js';
@@ -27,12 +28,14 @@ async function dueContracts(db: Db, move: Move, now: Date) {
       ? sql`(c.start_date IS NULL OR c.start_date <= ${today})`
       : sql`(c.end_date IS NOT NULL AND c.end_date < ${today})`;
   return rowsOf<{ id: string; organization_id: string }>(
-    await db.execute(sql`
-      SELECT c.id, c.organization_id FROM contracts c
-      JOIN organizations o ON o.id = c.organization_id
-      WHERE c.status = ${move.from} AND ${due}
-      ORDER BY c.organization_id, c.id
-      LIMIT ${BATCH}`),
+    await asPlatform(db, (tx) =>
+      tx.execute(sql`
+        SELECT c.id, c.organization_id FROM contracts c
+        JOIN organizations o ON o.id = c.organization_id
+        WHERE c.status = ${move.from} AND ${due}
+        ORDER BY c.organization_id, c.id
+        LIMIT ${BATCH}`),
+    ),
   );
 }
 

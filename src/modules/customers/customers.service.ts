@@ -94,7 +94,7 @@ const searchTextOfRow = (r: Pick<Row, 'firstName' | 'lastName' | 'email' | 'phon
 async function writeSearchText(ctx: Ctx, row: Row, text: string) {
   await ctx.tx
     .insert(customerSearch)
-    .values({ customerId: row.id, searchText: text, tags: row.tags })
+    .values({ customerId: row.id, organizationId: ctx.organizationId, searchText: text, tags: row.tags })
     .onConflictDoUpdate({ target: customerSearch.customerId, set: { searchText: text, tags: row.tags } });
 }
 
@@ -170,17 +170,18 @@ function customerListWhere(ctx: Ctx, filter: CustomerFilter, alias: 'c' | 'n'): 
   const a = sql.raw(alias);
   const parts: SQL[] = [sql`${a}.organization_id = ${ctx.organizationId}`, sql`${a}.deleted_at IS NULL`];
   if (filter.status) parts.push(sql`${a}.status = ${filter.status}`);
-  // Tag and search conditions go through customer_search, whose GIN indexes RLS lets the planner use.
+  // Tag and search conditions go through customer_search's tenant-bound functions (drizzle/0003_*),
+  // which run as its owner so the trigram and GIN indexes stay usable (RLS would forbid them).
   if (filter.tag !== undefined) {
-    parts.push(sql`${a}.id IN (SELECT customer_id FROM customer_search WHERE tags @> ARRAY[${filter.tag}]::text[])`);
+    parts.push(sql`${a}.id IN (SELECT customer_search_tagged(${filter.tag}))`);
   }
   const patterns = searchPatterns(filter.search ?? '');
   if (patterns.length > 0) {
-    const likes = sql.join(
-      patterns.map((p) => sql`search_text LIKE ${p}`),
-      sql` OR `,
+    const list = sql.join(
+      patterns.map((p) => sql`${p}`),
+      sql`, `,
     );
-    parts.push(sql`${a}.id IN (SELECT customer_id FROM customer_search WHERE ${likes})`);
+    parts.push(sql`${a}.id IN (SELECT customer_search_matching(ARRAY[${list}]::text[]))`);
   }
   return sql.join(parts, sql` AND `);
 }

@@ -1,6 +1,7 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { invitations, members, users } from '../../db/schema/index.js';
+import { asPlatform } from '../../platform/cross-tenant.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { type Ctx, withTenant } from '../../platform/tenancy.js';
@@ -49,8 +50,10 @@ export async function listInvitations(ctx: Ctx, baseUrl: string) {
  * yet in the organization; everything after that runs inside the tenant.
  */
 export async function acceptInvitation(db: Db, userId: string, sessionId: string | undefined, id: string) {
-  const [inv] = await db.select().from(invitations).where(eq(invitations.id, id));
-  const [user] = await db.select({ email: users.email }).from(users).where(eq(users.id, userId));
+  const { inv, user } = await asPlatform(db, async (tx) => ({
+    inv: (await tx.select().from(invitations).where(eq(invitations.id, id)))[0],
+    user: (await tx.select({ email: users.email }).from(users).where(eq(users.id, userId)))[0],
+  }));
   if (!inv || !user || inv.email !== user.email.toLowerCase()) throw notFound('Invitation');
   if (inv.status !== 'pending') throw new AppError('INVALID_STATE', 'This invitation was already accepted');
   if (inv.expiresAt.getTime() < Date.now()) throw new AppError('INVALID_STATE', 'This invitation has expired');

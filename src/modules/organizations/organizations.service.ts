@@ -2,6 +2,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { members, organizations, sessions } from '../../db/schema/index.js';
+import { asPlatform } from '../../platform/cross-tenant.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -42,21 +43,25 @@ export async function createOrganization(
  * memberships are what decide which tenants they may enter.
  */
 export async function listOrganizations(db: Db, userId: string, activeId: string | undefined) {
-  const rows = await db
-    .select({ org: organizations, role: members.role })
-    .from(members)
-    .innerJoin(organizations, eq(organizations.id, members.organizationId))
-    .where(eq(members.userId, userId))
-    .orderBy(desc(organizations.createdAt), desc(organizations.id));
+  const rows = await asPlatform(db, (tx) =>
+    tx
+      .select({ org: organizations, role: members.role })
+      .from(members)
+      .innerJoin(organizations, eq(organizations.id, members.organizationId))
+      .where(eq(members.userId, userId))
+      .orderBy(desc(organizations.createdAt), desc(organizations.id)),
+  );
   return rows.map((r) => ({ ...view(r.org, r.role), active: r.org.id === activeId }));
 }
 
 export async function activateOrganization(db: Db, userId: string, sessionId: string, organizationId: string) {
-  const [row] = await db
-    .select({ org: organizations, role: members.role })
-    .from(members)
-    .innerJoin(organizations, eq(organizations.id, members.organizationId))
-    .where(and(eq(members.userId, userId), eq(members.organizationId, organizationId)));
+  const [row] = await asPlatform(db, (tx) =>
+    tx
+      .select({ org: organizations, role: members.role })
+      .from(members)
+      .innerJoin(organizations, eq(organizations.id, members.organizationId))
+      .where(and(eq(members.userId, userId), eq(members.organizationId, organizationId))),
+  );
   if (!row) throw notFound('Organization');
   await setActiveOrganization(db, sessionId, organizationId);
   return { ...view(row.org, row.role), active: true };
@@ -64,10 +69,12 @@ export async function activateOrganization(db: Db, userId: string, sessionId: st
 
 export async function setActiveOrganization(db: Db, sessionId: string, organizationId: string) {
   // updatedAt too: the next sign-in starts in the organization activated last (platform/auth/better-auth.ts).
-  await db
-    .update(sessions)
-    .set({ activeOrganizationId: organizationId, updatedAt: new Date() })
-    .where(eq(sessions.id, sessionId));
+  await asPlatform(db, (tx) =>
+    tx
+      .update(sessions)
+      .set({ activeOrganizationId: organizationId, updatedAt: new Date() })
+      .where(eq(sessions.id, sessionId)),
+  );
 }
 
 function view(org: typeof organizations.$inferSelect, role: string): Omit<OrganizationView, 'active'> {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, eq, gt } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { portalTokens } from '../../db/schema/index.js';
+import { asPlatform } from '../../platform/cross-tenant.js';
 import { notFound } from '../../platform/errors.js';
 import { newId, randomToken } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -48,10 +49,12 @@ export interface PortalTarget {
  */
 export async function resolvePortalToken(db: Db, token: string): Promise<PortalTarget> {
   if (!/^pt_[A-Za-z0-9_-]{20,100}$/.test(token)) throw notFound('Document');
-  const [row] = await db
-    .select()
-    .from(portalTokens)
-    .where(and(eq(portalTokens.tokenHash, hashToken(token)), gt(portalTokens.expiresAt, new Date())));
+  const [row] = await asPlatform(db, (tx) =>
+    tx
+      .select()
+      .from(portalTokens)
+      .where(and(eq(portalTokens.tokenHash, hashToken(token)), gt(portalTokens.expiresAt, new Date()))),
+  );
   if (!row) throw notFound('Document');
   return {
     tokenId: row.id,

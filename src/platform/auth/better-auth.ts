@@ -74,7 +74,7 @@ export type Auth = ReturnType<typeof createAuth>;
 /**
  * The organization a new session starts in: the one active in the user's most recently
  * used session, if they are still a member; otherwise the one they joined first. Platform
- * lookups across tenants (the owner connection), like the principal resolver's.
+ * lookups across tenants, on Better Auth's platform-role handle (`database.platformDb`).
  */
 async function lastOrganizationOf(db: Db, userId: string): Promise<string | undefined> {
   const [recent] = await db

@@ -3,8 +3,9 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { apiKeys, members, organizations } from '../../db/schema/index.js';
+import { asPlatform } from '../cross-tenant.js';
 import { AppError } from '../errors.js';
-import type { Actor, Role } from '../tenancy.js';
+import { type Actor, type Role, withTenant } from '../tenancy.js';
 import type { Auth } from './better-auth.js';
 
 /** Who sent a request, resolved once per request (and cached briefly, see below). */
@@ -83,18 +84,24 @@ export class PrincipalResolver {
   private async fromApiKey(key: string): Promise<Principal | null> {
     if (!/^sk_[A-Za-z0-9_-]{20,100}$/.test(key)) return null;
     // Platform lookup across tenants: the key itself is what tells us the tenant.
-    const [row] = await this.db
-      .select({ id: apiKeys.id, organizationId: apiKeys.organizationId, role: apiKeys.role, plan: organizations.plan })
-      .from(apiKeys)
-      .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
-      .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
-      .limit(1);
+    const [row] = await asPlatform(this.db, (tx) =>
+      tx
+        .select({
+          id: apiKeys.id,
+          organizationId: apiKeys.organizationId,
+          role: apiKeys.role,
+          plan: organizations.plan,
+        })
+        .from(apiKeys)
+        .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
+        .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
+        .limit(1),
+    );
     if (!row) return null;
-    void this.db
-      .update(apiKeys)
-      .set({ lastUsedAt: new Date() })
-      .where(eq(apiKeys.id, row.id))
-      .catch(() => {});
+    const keyId = row.id;
+    void withTenant(this.db, row.organizationId, (tx) =>
+      tx.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId)),
+    ).catch(() => {});
     return {
       kind: 'apiKey',
       userId: undefined,
@@ -121,12 +128,15 @@ export class PrincipalResolver {
     let plan: Plan | undefined;
     let organizationId: string | undefined;
     if (activeOrg) {
-      const [m] = await this.db
-        .select({ role: members.role, plan: organizations.plan })
-        .from(members)
-        .innerJoin(organizations, eq(organizations.id, members.organizationId))
-        .where(and(eq(members.organizationId, activeOrg), eq(members.userId, result.user.id)))
-        .limit(1);
+      const userId = result.user.id;
+      const [m] = await asPlatform(this.db, (tx) =>
+        tx
+          .select({ role: members.role, plan: organizations.plan })
+          .from(members)
+          .innerJoin(organizations, eq(organizations.id, members.organizationId))
+          .where(and(eq(members.organizationId, activeOrg), eq(members.userId, userId)))
+          .limit(1),
+      );
       if (m) {
         organizationId = activeOrg;
         role = m.role as Role;

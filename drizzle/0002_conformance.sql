@@ -1,3 +1,0 @@
-ALTER TABLE "contracts" ADD COLUMN "amends_contract_id" text;--> statement-breakpoint
-ALTER TABLE "contracts" ADD CONSTRAINT "contracts_amends_contract_id_contracts_id_fk" FOREIGN KEY ("amends_contract_id") REFERENCES "public"."contracts"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "contracts_org_amends_idx" ON "contracts" USING btree ("organization_id","amends_contract_id");

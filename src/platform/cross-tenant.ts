@@ -1,0 +1,29 @@
+import type { Db, Tx } from '../db/client.js';
+import { PLATFORM_ROLE } from '../db/client.js';
+import { transactionAs } from './tenancy.js';
+
+/**
+ * THE way to read or write across organizations. Use it only when the tenant is not
+ * known yet or the work spans tenants:
+ *  - resolving a credential to its tenant (API key by hash, portal token, invitation,
+ *    a device token by hash, a Stripe webhook routed by the organization id in its URL);
+ *  - a user's own rows that precede a tenant (memberships, sessions' active organization,
+ *    creating an organization);
+ *  - worker fan-out and sweeps over every organization (outbox dispatch, delivery
+ *    claims, due contracts, overdue invoices);
+ *  - operator commands (`npm run admin`).
+ * Everything else runs in a tenant transaction (`inTenant` / `inRequestTenant`),
+ * where row-level security is the second wall between tenants.
+ *
+ * `fn` runs in one transaction as the `crm_platform` role, which has BYPASSRLS and
+ * DML on every table, credentials included; so name the organization in every query
+ * you write here, keep the function narrow, and once the tenant is known switch to
+ * `inTenant` for the tenant's own work. The service's login role itself has no table
+ * privileges: a query outside `asPlatform`/`withTenant` fails on PostgreSQL.
+ *
+ * Better Auth, which needs a handle rather than a callback, uses `database.platformDb`
+ * (the same role, set per connection); nothing else should.
+ */
+export function asPlatform<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return transactionAs(db, { role: PLATFORM_ROLE }, fn);
+}
