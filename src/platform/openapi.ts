@@ -23,6 +23,8 @@ export interface RegisteredRoute {
   hasInput: boolean;
   /** Extra error statuses a route can answer beyond what its shape implies (config.errors). */
   errors: readonly number[];
+  /** The URL as a regular expression, compiled on first use (405 detection). */
+  pattern?: RegExp;
 }
 
 declare module 'fastify' {
@@ -210,10 +212,14 @@ export function finishDocument(doc: Json, routes: RegisteredRoute[], opts: Finis
   doc.info = info;
   doc.servers = opts.servers;
   const comps = components(doc);
-  const schemas = (comps.schemas ??= {}) as Json;
-  const responses = (comps.responses ??= {}) as Json;
-  const headers = (comps.headers ??= {}) as Json;
-  const parameters = (comps.parameters ??= {}) as Json;
+  const section = (name: string): Json => {
+    comps[name] ??= {};
+    return comps[name] as Json;
+  };
+  const schemas = section('schemas');
+  const responses = section('responses');
+  const headers = section('headers');
+  const parameters = section('parameters');
   Object.assign(headers, {
     'X-Request-Id': header('Identifies the request in logs; echoes a valid incoming X-Request-Id'),
     'RateLimit-Policy': header('The rate-limit policy, e.g. `"default";q=600;w=60`'),
