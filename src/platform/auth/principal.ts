@@ -38,7 +38,9 @@ export function planRequiredMessage(feature: Feature, current: Plan | undefined)
 }
 
 /** Which credential a request presents, for telling "invalid key" from "no credentials". */
-export function presentedCredential(headers: Record<string, string | string[] | undefined>): 'apiKey' | 'session' | undefined {
+export function presentedCredential(
+  headers: Record<string, string | string[] | undefined>,
+): 'apiKey' | 'session' | undefined {
   if (headers.authorization || headers['x-api-key']) return 'apiKey';
   const cookie = headers.cookie;
   return typeof cookie === 'string' && cookie.includes('session_token') ? 'session' : undefined;
