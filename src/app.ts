@@ -94,7 +94,7 @@ export async function buildApp(
     database,
     auth,
     resolver: new PrincipalResolver(auth, database.db),
-    limiters: createLimiters(config),
+    limiters: createLimiters(config, app.log),
     mailer: createMailer(config),
   };
   app.decorate('deps', deps);
@@ -222,7 +222,12 @@ export async function buildApp(
           .code(503)
           .send({ status: 'migrations pending', migrations: applied, expected: SHIPPED_MIGRATIONS });
       }
-      return { status: 'ready', migrations: applied };
+      // Redis only shares rate-limit counters: without it the API still works (per-process
+      // counters), so the instance stays in rotation (200) and says it is degraded.
+      const redis = deps.limiters.redisCheck();
+      const checks = { database: 'ok', redis };
+      if (redis === 'unreachable') return { status: 'degraded', migrations: applied, checks };
+      return { status: 'ready', migrations: applied, checks };
     } catch {
       return reply.code(503).send({ status: 'unavailable' });
     }

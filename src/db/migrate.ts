@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -19,7 +20,40 @@ const MIGRATION_LOCK = 815_042_117;
  * enabled and FORCED with one policy, and the application role gets DML grants.
  * A table added later cannot forget it. The statements are idempotent.
  */
-export async function migrate(database: Database): Promise<void> {
+export async function migrate(database: Database, log?: MigrationLog): Promise<string[]> {
+  const before = await appliedCount(database.db);
+  await applyMigrations(database);
+  const after = await appliedCount(database.db);
+  const tags = (
+    JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as { entries: Array<{ tag: string }> }
+  ).entries.map((e) => e.tag);
+  const applied = tags.slice(before, after);
+  log?.info(
+    { applied, total: after },
+    applied.length > 0
+      ? `database migrated: applied ${applied.join(', ')} (${after} migrations in all)`
+      : `database up to date (${after} migrations)`,
+  );
+  return applied;
+}
+
+/** Where migrate() reports what it applied (the start-up log). */
+export interface MigrationLog {
+  info(obj: object, msg: string): void;
+}
+
+async function appliedCount(db: Db): Promise<number> {
+  try {
+    const [row] = rowsOf<{ n: number }>(
+      await db.execute(sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`),
+    );
+    return Number(row?.n ?? 0);
+  } catch {
+    return 0; // a fresh database: the bookkeeping table does not exist yet
+  }
+}
+
+async function applyMigrations(database: Database): Promise<void> {
   if (database.kind === 'postgres') {
     const client = await (database.pool as NonNullable<Database['pool']>).connect();
     try {
