@@ -15,6 +15,7 @@ import { installErrorHandler } from './platform/error-handler.js';
 import { idempotency } from './platform/idempotency.js';
 import { newId } from './platform/ids.js';
 import { createMailer, type Mailer } from './platform/mail.js';
+import { finishDocument, type RegisteredRoute } from './platform/openapi.js';
 import { createLimiters, type Limiters } from './platform/rate-limit.js';
 import { ErrorBody } from './platform/schemas.js';
 import { validatorCompiler } from './platform/validation.js';
@@ -31,13 +32,7 @@ export interface AppDeps {
 
 export type App = FastifyInstance;
 
-/** A route as registered, for the OpenAPI completeness check (test/platform/openapi.test.ts). */
-export interface RegisteredRoute {
-  method: string;
-  url: string;
-  hidden: boolean;
-  responseStatuses: string[];
-}
+export type { RegisteredRoute };
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,6 +53,10 @@ export interface BuildOptions {
 const SHIPPED_MIGRATIONS = (
   JSON.parse(readFileSync(new URL('../drizzle/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] }
 ).entries.length;
+
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -95,7 +94,7 @@ export async function buildApp(
     database,
     auth,
     resolver: new PrincipalResolver(auth, database.db),
-    limiters: createLimiters(config),
+    limiters: createLimiters(config, app.log),
     mailer: createMailer(config),
   };
   app.decorate('deps', deps);
@@ -158,33 +157,48 @@ export async function buildApp(
       openapi: '3.1.0',
       info: {
         title: 'Field-Service CRM API',
-        version: '1.0.0',
+        version: PACKAGE_VERSION,
         description:
           'Multi-tenant CRM for lawn-care, landscaping and snow-removal businesses. Every success body is `{data}`; every error is `{error: {message, code, requestId, details?}}`.',
       },
-      servers: [{ url: config.baseUrl }],
-      components: {
-        securitySchemes: {
-          session: { type: 'apiKey', in: 'cookie', name: 'better-auth.session_token' },
-          apiKey: { type: 'http', scheme: 'bearer', description: 'API key (sk_…), Business plan' },
-        },
-      },
-      security: [{ session: [] }, { apiKey: [] }],
     },
+    // Relative: "Try it out" in /docs calls whichever origin served the page (localhost, 127.0.0.1, a proxy).
+    transformObject: (documents) =>
+      finishDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject, registeredRoutes, {
+        version: PACKAGE_VERSION,
+        servers: [{ url: '/', description: 'The server that serves this document' }],
+      }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   // Every documented route also declares the error shape, so errors are documented and serialised by schema.
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
+    const schema = route.schema as
+      | {
+          response?: Record<string, unknown>;
+          hide?: boolean;
+          description?: string;
+          body?: unknown;
+          querystring?: unknown;
+          params?: unknown;
+        }
+      | undefined;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const config = route.config ?? {};
     for (const method of methods) {
       registeredRoutes.push({
         method,
         url: route.url,
         hidden: schema?.hide === true,
         responseStatuses: Object.keys(schema?.response ?? {}),
+        hasDescription: typeof schema?.description === 'string' && schema.description.trim() !== '',
+        access: config.access ?? (route.url.startsWith('/api/') ? 'tenant' : 'public'),
+        roles: config.roles,
+        feature: config.feature,
+        hasBody: schema?.body !== undefined,
+        hasInput: schema?.body !== undefined || schema?.querystring !== undefined || schema?.params !== undefined,
+        errors: config.errors ?? [],
       });
     }
     if (schema?.response && !schema.hide) {
@@ -208,7 +222,12 @@ export async function buildApp(
           .code(503)
           .send({ status: 'migrations pending', migrations: applied, expected: SHIPPED_MIGRATIONS });
       }
-      return { status: 'ready', migrations: applied };
+      // Redis only shares rate-limit counters: without it the API still works (per-process
+      // counters), so the instance stays in rotation (200) and says it is degraded.
+      const redis = deps.limiters.redisCheck();
+      const checks = { database: 'ok', redis };
+      if (redis === 'unreachable') return { status: 'degraded', migrations: applied, checks };
+      return { status: 'ready', migrations: applied, checks };
     } catch {
       return reply.code(503).send({ status: 'unavailable' });
     }

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
@@ -41,6 +42,8 @@ export interface Config {
   logLevel: string;
   /** Where mail goes when SMTP_URL is unset. */
   mailOutboxFile: string;
+  /** The From of every mail sent (MAIL_FROM). */
+  mailFrom: string;
 }
 
 export class ConfigError extends Error {}
@@ -133,8 +136,55 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .map((s) => s.trim())
       .filter(Boolean),
     logLevel: env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
-    // Next to the embedded database unless that lives in memory.
-    mailOutboxFile: env.MAIL_OUTBOX_FILE ?? join(dataDir.startsWith('memory://') ? './data' : dataDir, 'outbox.log'),
+    // Next to the embedded database; with an in-memory database, under the temp dir (nothing left in ./data).
+    mailOutboxFile:
+      env.MAIL_OUTBOX_FILE ??
+      (dataDir.startsWith('memory://') ? join(tmpdir(), `crm-outbox-${process.pid}.log`) : join(dataDir, 'outbox.log')),
+    mailFrom: parseMailFrom(env.MAIL_FROM),
+  };
+}
+
+function parseMailFrom(raw: string | undefined): string {
+  if (raw === undefined || raw.trim() === '') return 'Service <no-reply@localhost>';
+  // An address, alone or as `Name <address>`: nodemailer accepts both.
+  if (!/^[^<>@\s]+@[^<>@\s]+$|^[^<>]*<[^<>@\s]+@[^<>@\s]+>$/.test(raw.trim())) {
+    throw new ConfigError(`MAIL_FROM must be an email address or "Name <address>", got "${raw}"`);
+  }
+  return raw.trim();
+}
+
+/** A URL without its user and password (for logs). */
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** What the process runs with, for the start-up log: no secrets, no passwords in URLs. */
+export function configSummary(config: Config): Record<string, unknown> {
+  return {
+    port: config.port,
+    host: config.host,
+    baseUrl: config.baseUrl,
+    database: config.databaseUrl ? withoutCredentials(config.databaseUrl) : `embedded (${config.dataDir})`,
+    redis: config.redisUrl ? withoutCredentials(config.redisUrl) : 'none (per-process rate limits)',
+    mail: config.smtpUrl ? withoutCredentials(config.smtpUrl) : `outbox file ${config.mailOutboxFile}`,
+    mailFrom: config.mailFrom,
+    defaultPlan: config.defaultPlan,
+    runWorker: config.runWorker,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    trustProxy: config.trustProxy,
+    corsOrigins: config.corsOrigins,
+    webhookAllowPrivateTargets: config.webhookAllowPrivateTargets,
+    webhookRetrySchedule: config.webhookRetryScheduleMs.map((ms) => `${ms / 1000}s`),
+    authSecret: isDevSecret(config) ? 'development secret' : 'set',
+    logLevel: config.logLevel,
   };
 }
 

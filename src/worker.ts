@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { loadConfig } from './config.js';
+import { configSummary, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
 import { startTasks } from './worker/runner.js';
@@ -9,10 +9,11 @@ import { workerTasks } from './worker/tasks.js';
 async function main() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
+  log.info({ config: configSummary(config) }, 'configuration');
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  await migrateOnStart(config, database);
+  await migrateOnStart(config, database, log);
   const worker = startTasks(workerTasks, { config, database, log });
-  log.info('worker started');
+  log.info({ tasks: workerTasks.map((t) => t.name) }, 'worker started');
   const shutdown = async () => {
     log.info('worker stopping');
     await worker.stop();

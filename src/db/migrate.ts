@@ -60,7 +60,24 @@ interface Sql {
  * recomputing under the lock; a policy is created or altered in place, never
  * dropped, so no moment exists where a table has forced RLS and no policy.
  */
-export async function migrate(database: Database): Promise<MigrationReport> {
+export async function migrate(database: Database, log?: MigrationLog): Promise<MigrationReport> {
+  const report = await migrateOnce(database);
+  const shipped = readMigrationFiles({ migrationsFolder: MIGRATIONS }).length;
+  log?.info(
+    { applied: report.applied, statements: report.statements.length, total: shipped },
+    report.applied.length > 0 || report.statements.length > 0
+      ? `database migrated: applied ${report.applied.join(', ') || 'no migration'}, ${report.statements.length} statements (${shipped} migrations in all)`
+      : `database up to date (${shipped} migrations)`,
+  );
+  return report;
+}
+
+/** Where migrate() reports what it applied (the start-up log). */
+export interface MigrationLog {
+  info(obj: object, msg: string): void;
+}
+
+async function migrateOnce(database: Database): Promise<MigrationReport> {
   if (database.kind === 'postgres') {
     const client = await (database.pool as pg.Pool).connect();
     let broken = false;
@@ -104,11 +121,11 @@ export async function migrate(database: Database): Promise<MigrationReport> {
  * process's own database. A least-privilege service role without it migrates
  * nothing: it finds the schema current, or fails naming what is missing.
  */
-export async function migrateOnStart(config: Config, database: Database): Promise<MigrationReport> {
-  if (database.kind !== 'postgres' || !config.migrationDatabaseUrl) return migrate(database);
+export async function migrateOnStart(config: Config, database: Database, log?: MigrationLog): Promise<MigrationReport> {
+  if (database.kind !== 'postgres' || !config.migrationDatabaseUrl) return migrate(database, log);
   const owner = await openDatabase({ databaseUrl: config.migrationDatabaseUrl, poolMax: 1 });
   try {
-    return await migrate(owner);
+    return await migrate(owner, log);
   } finally {
     await owner.close();
   }

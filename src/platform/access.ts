@@ -1,7 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Db } from '../db/client.js';
-import { actorOf, type Feature, hasFeature, type Principal, type PrincipalResolver } from './auth/principal.js';
+import {
+  actorOf,
+  type Feature,
+  hasFeature,
+  type Principal,
+  type PrincipalResolver,
+  planRequiredMessage,
+  presentedCredential,
+} from './auth/principal.js';
 import { AppError } from './errors.js';
 import { consumeRequest, type Limiters } from './rate-limit.js';
 import { type Actor, type Ctx, inTenant, type Role } from './tenancy.js';
@@ -88,7 +96,15 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
     });
     if (!principal) {
       reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
-      throw new AppError('UNAUTHENTICATED', 'Authentication required: sign in or send an API key');
+      const presented = presentedCredential(request.headers);
+      throw new AppError(
+        'UNAUTHENTICATED',
+        presented === 'apiKey'
+          ? 'Invalid API key: it is malformed, unknown or revoked'
+          : presented === 'session'
+            ? 'Invalid or expired session: sign in again'
+            : 'Authentication required: sign in or send an API key',
+      );
     }
     request.principal = principal;
     for (const cookie of principal.setCookies) reply.header('set-cookie', cookie);
@@ -99,7 +115,7 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
     reply.headers(await consumeRequest(opts.limiters, key));
     if (unmatched) return; // authenticated: the not-found handler answers 404
     if (principal.kind === 'apiKey' && !hasFeature(principal.plan, 'apiAccess')) {
-      throw new AppError('PLAN_REQUIRED', 'API keys require the Business plan');
+      throw new AppError('PLAN_REQUIRED', planRequiredMessage('apiAccess', principal.plan));
     }
     if (access === 'user') {
       if (principal.kind !== 'user') throw new AppError('FORBIDDEN', 'This route needs a user session, not an API key');
@@ -113,7 +129,7 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
     }
     const feature = route.config.feature;
     if (feature && !hasFeature(principal.plan, feature)) {
-      throw new AppError('PLAN_REQUIRED', `This feature (${feature}) requires the Business plan`);
+      throw new AppError('PLAN_REQUIRED', planRequiredMessage(feature, principal.plan));
     }
     const roles = route.config.roles;
     if (roles && !roles.includes(principal.role as Role)) {

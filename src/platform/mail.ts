@@ -21,7 +21,7 @@ export interface Mailer {
  * can read the links it would have sent.
  */
 export function createMailer(config: Config): Mailer {
-  const from = 'Service <no-reply@localhost>';
+  const from = config.mailFrom;
   if (config.smtpUrl) {
     // Bounded waits: documents are mailed inside their sending transaction, so a hung
     // relay must fail the request in seconds, not hold row locks for nodemailer's minutes.

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
@@ -16,16 +17,34 @@ export interface Limiters {
   perMinute: number;
   /** The shared store when REDIS_URL is set (tests wait for it to be ready). */
   redis: Redis | undefined;
+  /** For /readyz: `ok`, `unreachable` (counters are per process meanwhile), or `not configured`. */
+  redisCheck(): 'ok' | 'unreachable' | 'not configured';
   close(): Promise<void>;
 }
 
 export const SIGN_IN_FAILURES = { points: 10, duration: 15 * 60 };
 
-export function createLimiters(config: Config): Limiters {
+type Log = Pick<FastifyBaseLogger, 'info' | 'error'>;
+
+export function createLimiters(config: Config, log?: Log): Limiters {
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
-  redis?.on('error', () => {}); // reconnects by itself; the insurance limiter covers the gap
+  // ioredis reconnects by itself and the in-memory insurance limiter covers the gap, but a wrong
+  // or unreachable REDIS_URL must not go unnoticed: log each change of state (not every retry).
+  let down = false;
+  redis?.on('error', (err: Error) => {
+    if (down) return;
+    down = true;
+    log?.error(
+      { err: { message: err.message } },
+      'REDIS_URL is unreachable: rate limits fall back to per-process counters until it is back (/readyz says degraded)',
+    );
+  });
+  redis?.on('ready', () => {
+    if (down) log?.info('Redis reachable again: rate limits are shared again');
+    down = false;
+  });
   const make = (keyPrefix: string, points: number, duration: number) => {
     const memory = new RateLimiterMemory({ keyPrefix, points, duration });
     return redis
@@ -43,6 +62,7 @@ export function createLimiters(config: Config): Limiters {
     signInFailures: make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration),
     perMinute: config.rateLimitPerMinute,
     redis,
+    redisCheck: () => (redis ? (redis.status === 'ready' ? 'ok' : 'unreachable') : 'not configured'),
     close: async () => {
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },

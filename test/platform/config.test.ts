@@ -19,6 +19,7 @@ describe('configuration (decisions §1)', () => {
       rateLimitPerMinute: 600,
       corsOrigins: [],
       mailOutboxFile: 'data/outbox.log',
+      mailFrom: 'Service <no-reply@localhost>',
     });
     expect(isDevSecret(c)).toBe(true);
   });

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_CATALOG } from '../../src/webhooks/catalog.js';
 import { createHarness, type Harness } from '../harness.js';
 
 /**
@@ -11,7 +14,10 @@ import { createHarness, type Harness } from '../harness.js';
 const EXEMPT = new Set(['/api/auth/*']);
 
 type Doc = {
-  paths: Record<string, Record<string, { summary?: string; tags?: string[]; responses?: Record<string, unknown> }>>;
+  paths: Record<
+    string,
+    Record<string, { summary?: string; operationId?: string; tags?: string[]; responses?: Record<string, unknown> }>
+  >;
 };
 
 function apiRoutes(app: FastifyInstance) {
@@ -36,8 +42,13 @@ function openApiProblems(app: FastifyInstance): string[] {
       continue;
     }
     if (!op.summary) problems.push(`${name}: no summary`);
+    // The route's own description: the access note added for every operation does not count.
+    if (!route.hasDescription) problems.push(`${name}: no description`);
+    if (!op.operationId) problems.push(`${name}: no operationId`);
     if (!op.tags?.length) problems.push(`${name}: no tags`);
-    if (!op.responses?.['4XX'] && !op.responses?.['4xx']) problems.push(`${name}: error responses not documented`);
+    if (!Object.keys(op.responses ?? {}).some((s) => /^4\d\d$/.test(s))) {
+      problems.push(`${name}: error responses not documented`);
+    }
   }
   return problems;
 }
@@ -81,10 +92,109 @@ describe('OpenAPI document', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'session']);
-    expect(doc.components.schemas.ErrorBody).toBeDefined();
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'apiKeyHeader', 'session']);
+    expect(doc.components.schemas.Error404.properties.error.properties.code.enum).toEqual(['NOT_FOUND']);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/auth/sign-in/email', '/api/organizations']));
     expect(Object.keys(doc.paths).some((p) => p.includes('*'))).toBe(false);
+  });
+});
+
+describe('OpenAPI document for SDK generators', () => {
+  let h: Harness;
+  // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, navigated by hand
+  let doc: any;
+  beforeAll(async () => {
+    h = await createHarness();
+    doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  });
+  afterAll(async () => h?.close());
+
+  const operations = () =>
+    Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>).flatMap(([path, item]) =>
+      // biome-ignore lint/suspicious/noExplicitAny: see above
+      Object.entries(item).map(([method, op]) => ({ path, method, op: op as any })),
+    );
+
+  it('lints clean with Redocly (recommended rules): no errors, no warnings', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: '/openapi.json', config });
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
+  });
+
+  it('derives unique camelCase operationIds from method and path', () => {
+    const ids = operations().map((o) => o.op.operationId as string);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z0-9]*$/);
+    const byRoute = Object.fromEntries(operations().map((o) => [`${o.method} ${o.path}`, o.op.operationId]));
+    expect(byRoute).toMatchObject({
+      'get /api/customers': 'listCustomers',
+      'get /api/customers/{id}': 'getCustomer',
+      'post /api/customers': 'createCustomer',
+      'patch /api/customers/{id}': 'updateCustomer',
+      'delete /api/customers/{id}': 'deleteCustomer',
+      'post /api/customers/{id}/deactivate': 'deactivateCustomer',
+      'post /api/invoices/{id}/payments': 'createInvoicePayment',
+      'patch /api/invoices/{id}': 'updateInvoice',
+      'put /api/invoices/{id}': 'putInvoice',
+      'get /api/webhooks/{id}/deliveries': 'listWebhookDeliveries',
+      'post /api/auth/sign-in/email': 'signIn',
+    });
+  });
+
+  it('names every response and adds the error responses that apply to each route', () => {
+    for (const { op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, { description?: string }>)) {
+        expect(status).toMatch(/^\d{3}$/);
+        if (!('$ref' in response)) expect(response.description).not.toBe('Default Response');
+      }
+    }
+    const statuses = (method: string, path: string) => Object.keys(doc.paths[path][method].responses);
+    // Public: no 401; no id: no 404; only POST has 422; GET has no body: no 413/415.
+    expect(statuses('get', '/api/portal/{token}')).not.toContain('401');
+    expect(statuses('get', '/api/customers')).toEqual(['200', '400', '401', '403', '429', '500']);
+    expect(statuses('post', '/api/customers')).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500']),
+    );
+    expect(statuses('post', '/api/customers')).not.toContain('404');
+    expect(statuses('patch', '/api/customers/{id}')).toContain('404');
+    expect(statuses('patch', '/api/customers/{id}')).not.toContain('422');
+    expect(doc.components.responses.Forbidden.content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/Error403',
+    );
+    expect(doc.components.schemas.Error403.properties.error.properties.code.enum).toEqual([
+      'FORBIDDEN',
+      'PLAN_REQUIRED',
+      'NO_ACTIVE_ORGANIZATION',
+    ]);
+    expect(Object.keys(doc.components.responses.RateLimited.headers)).toContain('Retry-After');
+  });
+
+  it('declares security per access level, Idempotency-Key on every POST, and response headers', () => {
+    expect(doc.paths['/api/portal/{token}'].get.security).toEqual([]);
+    expect(doc.paths['/api/organizations'].post.security).toEqual([{ session: [] }]);
+    expect(doc.paths['/api/customers'].get.security).toEqual([{ session: [] }, { apiKey: [] }, { apiKeyHeader: [] }]);
+    for (const { method, op } of operations()) {
+      const refs = (op.parameters ?? []).map((p: { $ref?: string }) => p.$ref);
+      expect(refs.includes('#/components/parameters/IdempotencyKey')).toBe(method === 'post');
+      for (const [status, response] of Object.entries(op.responses as Record<string, { headers?: object }>)) {
+        if (status.startsWith('2')) expect(Object.keys(response.headers ?? {})).toContain('X-Request-Id');
+      }
+    }
+    const list = doc.paths['/api/invoices'].get.responses['200'].headers;
+    expect(Object.keys(list)).toEqual(
+      expect.arrayContaining(['Link', 'X-Total-Count', 'RateLimit', 'RateLimit-Policy']),
+    );
+    expect(Object.keys(doc.paths['/api/invoices/{id}'].get.responses['200'].headers)).not.toContain('Link');
+  });
+
+  it('serves a relative server, the package version, and one webhook per catalog event', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(doc.info.version).toBe(pkg.version);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_CATALOG].sort());
+    expect(doc.webhooks['invoice.paid'].post.requestBody.content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/InvoicePaidEvent',
+    );
   });
 });
 
@@ -109,9 +219,10 @@ describe('OpenAPI completeness check', () => {
           'GET /api/hidden: missing from /openapi.json',
           'GET /api/undocumented: no success response schema',
           'GET /api/undocumented: no summary',
+          'GET /api/undocumented: no description',
           'GET /api/undocumented: no tags',
-          'GET /api/undocumented: error responses not documented',
           'POST /api/nosummary/:id: no summary',
+          'POST /api/nosummary/:id: no description',
         ].sort(),
       );
     } finally {

@@ -19,6 +19,8 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create an API key (shown once)',
+        description:
+          'Owner/admin. The secret (`sk_…`) is in the response only; store it then. Send it as `Authorization: Bearer <key>` or `X-API-Key`. API keys need the Business plan.',
         body: CreateApiKeyBody,
         response: { 201: CreatedApiKeyResponse },
       },
@@ -31,7 +33,15 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/api-keys',
-    { config, schema: { tags, summary: 'List active API keys (no secrets)', response: { 200: ApiKeyList } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List active API keys (no secrets)',
+        description: 'Revoked keys are not listed. Each key shows its prefix, role and last use, never the secret.',
+        response: { 200: ApiKeyList },
+      },
+    },
     async (request) => {
       return { data: await inRequestTenant(database.db, request, listApiKeys) };
     },
@@ -41,7 +51,14 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
     '/api/api-keys/:id',
     {
       config,
-      schema: { tags, summary: 'Revoke an API key at once', params: IdParams, response: { 204: NoContent } },
+      schema: {
+        tags,
+        summary: 'Revoke an API key at once',
+        description:
+          'Owner/admin. The key stops working immediately in this process and within seconds in every other one.',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => revokeApiKey(ctx, request.params.id));

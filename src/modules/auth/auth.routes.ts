@@ -71,10 +71,13 @@ export default async function authRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/auth/sign-up/email',
     {
-      config: { access: 'public' },
+      config: { access: 'public', errors: [403, 409] },
       schema: {
         tags: ['auth'],
+        operationId: 'signUp',
         summary: 'Create a user with email and password; sets the session cookie',
+        description:
+          'Returns the user and session and sets the `better-auth.session_token` cookie. A taken email answers 4xx without revealing more.',
         security: [],
         body: SignUpBody,
         response: { 200: SessionResponse },
@@ -89,9 +92,10 @@ export default async function authRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/auth/sign-in/email',
     {
-      config: { access: 'public' },
+      config: { access: 'public', errors: [401, 403] },
       schema: {
         tags: ['auth'],
+        operationId: 'signIn',
         summary: 'Sign in with email and password; sets the session cookie',
         description: `At most ${SIGN_IN_FAILURES.points} failed attempts per email per 15 minutes, then 429.`,
         security: [],
@@ -127,8 +131,14 @@ export default async function authRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/auth/sign-out',
     {
-      config: { access: 'public' },
-      schema: { tags: ['auth'], summary: 'End the current session', response: { 200: SignedOut } },
+      config: { access: 'public', errors: [403] },
+      schema: {
+        tags: ['auth'],
+        operationId: 'signOut',
+        summary: 'End the current session',
+        description: 'Revokes the session behind the cookie and clears it. Harmless without a session.',
+        response: { 200: SignedOut },
+      },
     },
     async (request, reply) => ({ data: { success: true, ...((await forward(request, reply, false)) ?? {}) } }),
   );
@@ -137,7 +147,13 @@ export default async function authRoutes(fastify: FastifyInstance) {
     '/api/auth/get-session',
     {
       config: { access: 'public' },
-      schema: { tags: ['auth'], summary: 'The current user and session', response: { 200: SessionResponse } },
+      schema: {
+        tags: ['auth'],
+        operationId: 'getSession',
+        summary: 'The current user and session',
+        description: '`data` is null when the request carries no valid session.',
+        response: { 200: SessionResponse },
+      },
     },
     async (request, reply) => {
       const result = (await forward(request, reply, false)) as Static<typeof SessionResponse>['data'] | null;

@@ -30,6 +30,7 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List contract templates, newest first',
+        description: 'Paginated like every list (see the README).',
         querystring: TemplateListQuery,
         response: { 200: TemplateListResponse },
       },
@@ -48,6 +49,8 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a contract template',
+        description:
+          'The content may use `{{placeholders}}` that are filled in when a contract is created from the template.',
         body: CreateTemplateBody,
         response: { 201: TemplateResponse },
       },
@@ -61,7 +64,13 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
   app.get(
     '/api/contract-templates/:id',
     {
-      schema: { tags, summary: 'One contract template', params: IdParams, response: { 200: TemplateResponse } },
+      schema: {
+        tags,
+        summary: 'One contract template',
+        description: '404 if it does not exist in the active organization.',
+        params: IdParams,
+        response: { 200: TemplateResponse },
+      },
     },
     async (request) => {
       return {
@@ -70,25 +79,29 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.put(
-    '/api/contract-templates/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Partly update a contract template',
-        params: IdParams,
-        body: UpdateTemplateBody,
-        response: { 200: TemplateResponse },
+  // PUT is the spec's name; PATCH is accepted too so every partial update has one verb.
+  for (const method of ['put', 'patch'] as const) {
+    app[method](
+      '/api/contract-templates/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Partly update a contract template',
+          description: 'Only the fields sent change. Contracts already made from it are not touched.',
+          params: IdParams,
+          body: UpdateTemplateBody,
+          response: { 200: TemplateResponse },
+        },
       },
-    },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) =>
-          updateTemplate(ctx, request.params.id, request.body),
-        ),
-      };
-    },
-  );
+      async (request) => {
+        return {
+          data: await inRequestTenant(database.db, request, (ctx) =>
+            updateTemplate(ctx, request.params.id, request.body),
+          ),
+        };
+      },
+    );
+  }
 
   app.delete(
     '/api/contract-templates/:id',
@@ -96,6 +109,7 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete a contract template (contracts made from it keep their text)',
+        description: 'Contracts store their own copy of the content, so deleting the template never changes them.',
         params: IdParams,
         response: { 204: NoContent },
       },

@@ -39,6 +39,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List contracts, newest first',
+        description: 'Paginated like every list (see the README); filter by status or customer.',
         querystring: ContractListQuery,
         response: { 200: ContractListResponse },
       },
@@ -59,6 +60,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'One contract with its full content, signature evidence and activity log',
+        description: 'Signature evidence (name, time, IP, user agent) is present once signed.',
         params: IdParams,
         response: { 200: ContractDetailResponse },
       },
@@ -76,6 +78,8 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a draft contract (content filled from the template, if any)',
+        description:
+          "With `templateId`, the template's content is copied and its placeholders filled from the customer; otherwise `content` is required.",
         body: CreateContractBody,
         response: { 201: ContractDetailResponse },
       },
@@ -86,32 +90,40 @@ export default async function contractRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.put(
-    '/api/contracts/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Partly update a draft contract (409 INVALID_STATE once sent)',
-        params: IdParams,
-        body: UpdateContractBody,
-        response: { 200: ContractDetailResponse },
+  // PUT is the spec's name; PATCH is accepted too so every partial update has one verb.
+  for (const method of ['put', 'patch'] as const) {
+    app[method](
+      '/api/contracts/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Partly update a draft contract (409 INVALID_STATE once sent)',
+          description:
+            'Only the fields sent change; a sent, signed, expired or canceled contract refuses with 409 INVALID_STATE.',
+          params: IdParams,
+          body: UpdateContractBody,
+          response: { 200: ContractDetailResponse },
+        },
       },
-    },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) =>
-          updateContract(ctx, request.params.id, request.body),
-        ),
-      };
-    },
-  );
+      async (request) => {
+        return {
+          data: await inRequestTenant(database.db, request, (ctx) =>
+            updateContract(ctx, request.params.id, request.body),
+          ),
+        };
+      },
+    );
+  }
 
   app.post(
     '/api/contracts/:id/send',
     {
+      config: { errors: [503] },
       schema: {
         tags,
         summary: 'Send for signature: draft → sent (sent: re-send a fresh link); emails the portal link',
+        description:
+          'Emits contract.sent. The customer signs through the emailed portal link. 503 if the mail server refuses; nothing changes then.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentContractResponse },
@@ -161,6 +173,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Cancel a contract from any state but expired or canceled',
+        description: 'Refuses with 409 INVALID_STATE from expired or canceled. The portal link stops working.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: ContractDetailResponse },
@@ -179,6 +192,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Contract metrics: totals by status, signing rate, average time to sign, active revenue',
+        description: "Computed over the active organization's contracts at request time.",
         response: { 200: ContractAnalyticsResponse },
       },
     },
@@ -193,6 +207,7 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'A contract’s activity log, oldest first',
+        description: 'Every state change and view of the contract with its time and actor.',
         params: ActivityParams,
         response: { 200: ContractActivityResponse },
       },

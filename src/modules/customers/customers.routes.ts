@@ -34,6 +34,8 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List customers (newest first); X-Total-Count and Link carry pagination',
+        description:
+          'Filter by `search` (name, email, phone), `tag` or `status`. Soft-deleted customers are not listed. Paginated like every list (see the README).',
         querystring: CustomerListQuery,
         response: { 200: CustomerList },
       },
@@ -51,7 +53,15 @@ export default async function customerRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/customers/:id',
-    { schema: { tags, summary: 'One customer', params: IdParams, response: { 200: CustomerResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One customer',
+        description: "404 for a missing, soft-deleted or other organization's customer.",
+        params: IdParams,
+        response: { 200: CustomerResponse },
+      },
+    },
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getCustomer(ctx, request.params.id)),
@@ -65,6 +75,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a customer (emits customer.created)',
+        description: 'Only `name` is required. Unknown fields are refused with 400.',
         body: CreateCustomerBody,
         response: { 201: CustomerResponse },
       },
@@ -81,6 +92,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Update some fields of a customer; null clears an optional field (emits customer.updated)',
+        description: 'Fields not sent keep their value. `name` cannot be cleared.',
         params: IdParams,
         body: UpdateCustomerBody,
         response: { 200: CustomerResponse },
@@ -101,6 +113,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Soft-delete a customer: hidden from lists and reads, attached records kept (emits customer.deleted)',
+        description: 'Its invoices, estimates, jobs and contracts stay. Use hard-delete or anonymize to erase data.',
         params: IdParams,
         response: { 204: NoContent },
       },
@@ -121,6 +134,10 @@ export default async function customerRoutes(fastify: FastifyInstance) {
             action === 'deactivate'
               ? 'Mark an active customer inactive (emits customer.updated); 409 if already inactive'
               : 'Mark an inactive customer active again (emits customer.updated); 409 if already active',
+          description:
+            action === 'deactivate'
+              ? 'Inactive customers stay readable and listable (filter by status) but are meant for no new work.'
+              : 'Undoes deactivate.',
           params: IdParams,
           body: EmptyBody,
           response: { 200: CustomerResponse },

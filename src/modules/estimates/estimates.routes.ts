@@ -36,6 +36,7 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List estimates, newest first (filters: status, customerId)',
+        description: 'Paginated like every list (see the README).',
         querystring: EstimateListQuery,
         response: { 200: EstimateListResponse },
       },
@@ -52,7 +53,15 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/estimates/:id',
-    { schema: { tags, summary: 'One estimate with its lines', params: IdParams, response: { 200: EstimateResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One estimate with its lines',
+        description: 'Totals are computed from the lines (money as numbers with two decimals).',
+        params: IdParams,
+        response: { 200: EstimateResponse },
+      },
+    },
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getEstimate(ctx, request.params.id)),
@@ -66,6 +75,8 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a draft estimate (emits estimate.created)',
+        description:
+          "Lines carry quantity and unit price; totals and tax are computed. The number is assigned from the organization's sequence.",
         body: CreateEstimateBody,
         response: { 201: EstimateResponse },
       },
@@ -76,25 +87,30 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.put(
-    '/api/estimates/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Change an estimate (partial): anything while draft; sent/viewed only expirationDate and notes',
-        params: IdParams,
-        body: UpdateEstimateBody,
-        response: { 200: EstimateResponse },
+  // PUT is the spec's name; PATCH is accepted too so every partial update has one verb.
+  for (const method of ['put', 'patch'] as const) {
+    app[method](
+      '/api/estimates/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Change an estimate (partial): anything while draft; sent/viewed only expirationDate and notes',
+          description:
+            'PUT and PATCH behave the same. Sending `lines` replaces every line. 409 INVALID_STATE for a change the status does not allow.',
+          params: IdParams,
+          body: UpdateEstimateBody,
+          response: { 200: EstimateResponse },
+        },
       },
-    },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) =>
-          updateEstimate(ctx, request.params.id, request.body),
-        ),
-      };
-    },
-  );
+      async (request) => {
+        return {
+          data: await inRequestTenant(database.db, request, (ctx) =>
+            updateEstimate(ctx, request.params.id, request.body),
+          ),
+        };
+      },
+    );
+  }
 
   app.delete(
     '/api/estimates/:id',
@@ -102,6 +118,7 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete a draft estimate (409 otherwise)',
+        description: 'Only drafts can be deleted; decline or let a sent estimate expire instead.',
         params: IdParams,
         response: { 204: NoContent },
       },
@@ -115,9 +132,11 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/estimates/:id/send',
     {
+      config: { errors: [503] },
       schema: {
         tags,
         summary: 'Email the estimate with a portal link (draft → sent; re-sends keep sent/viewed)',
+        description: 'Emits estimate.sent on the first send. 503 if the mail server refuses; nothing changes then.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentEstimateResponse },
@@ -132,13 +151,25 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
     },
   );
 
-  for (const [action, run, summary] of [
-    ['approve', approveEstimate, 'Record the customer’s approval (sent or viewed → approved)'],
-    ['decline', declineEstimate, 'Record the customer’s refusal (sent or viewed → declined)'],
+  for (const [action, run, summary, description] of [
+    [
+      'approve',
+      approveEstimate,
+      'Record the customer’s approval (sent or viewed → approved)',
+      'For approvals received outside the portal. Emits estimate.accepted and estimate.status_changed.',
+    ],
+    [
+      'decline',
+      declineEstimate,
+      'Record the customer’s refusal (sent or viewed → declined)',
+      'For refusals received outside the portal. Emits estimate.declined and estimate.status_changed.',
+    ],
   ] as const) {
     app.post(
       `/api/estimates/:id/${action}`,
-      { schema: { tags, summary, params: IdParams, body: EmptyBody, response: { 200: EstimateResponse } } },
+      {
+        schema: { tags, summary, description, params: IdParams, body: EmptyBody, response: { 200: EstimateResponse } },
+      },
       async (request) => {
         return { data: await inRequestTenant(database.db, request, (ctx) => run(ctx, request.params.id)) };
       },

@@ -45,6 +45,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Invite someone by email; they accept while signed in with that email',
+        description: 'Owner/admin. The invitation email carries a link; the role is given on acceptance.',
         body: CreateInvitationBody,
         response: { 201: Envelope(Invitation) },
       },
@@ -71,6 +72,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Pending and accepted invitations',
+        description: 'Of the active organization.',
         response: { 200: Envelope(Type.Array(Invitation)) },
       },
     },
@@ -88,6 +90,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Accept an invitation as the signed-in invitee; the organization becomes active',
+        description: "The signed-in user's email must match the invitation's; 404 otherwise.",
         params: IdParams,
         response: { 200: Envelope(Membership) },
       },

@@ -36,6 +36,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List invoices, newest first (filters: status, customerId, invoiceDate range)',
+        description: 'Paginated like every list (see the README).',
         querystring: InvoiceListQuery,
         response: { 200: InvoiceListResponse },
       },
@@ -56,6 +57,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'One invoice with its lines and payments',
+        description: '`balance` is total minus payments; money as numbers with two decimals.',
         params: IdParams,
         response: { 200: InvoiceResponse },
       },
@@ -73,6 +75,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a draft invoice (emits invoice.created)',
+        description:
+          "Lines carry quantity and unit price; totals and tax are computed. The number is assigned from the organization's sequence.",
         body: CreateInvoiceBody,
         response: { 201: InvoiceResponse },
       },
@@ -83,23 +87,30 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.put(
-    '/api/invoices/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Change an invoice (partial): anything while draft, then only dueDate and notes',
-        params: IdParams,
-        body: UpdateInvoiceBody,
-        response: { 200: InvoiceResponse },
+  // PUT is the spec's name; PATCH is accepted too so every partial update has one verb.
+  for (const method of ['put', 'patch'] as const) {
+    app[method](
+      '/api/invoices/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Change an invoice (partial): anything while draft, then only dueDate and notes',
+          description:
+            'PUT and PATCH behave the same. Sending `lines` replaces every line. 409 INVALID_STATE for a change the status does not allow.',
+          params: IdParams,
+          body: UpdateInvoiceBody,
+          response: { 200: InvoiceResponse },
+        },
       },
-    },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) => updateInvoice(ctx, request.params.id, request.body)),
-      };
-    },
-  );
+      async (request) => {
+        return {
+          data: await inRequestTenant(database.db, request, (ctx) =>
+            updateInvoice(ctx, request.params.id, request.body),
+          ),
+        };
+      },
+    );
+  }
 
   app.delete(
     '/api/invoices/:id',
@@ -107,6 +118,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete a draft invoice (409 otherwise)',
+        description: 'Sent invoices are kept for the record: void them instead.',
         params: IdParams,
         response: { 204: NoContent },
       },
@@ -123,6 +135,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Record a payment (draft, sent, partially paid or overdue; at most the balance)',
+        description:
+          'Emits payment.received, and invoice.paid when the balance reaches zero. An amount above the balance is refused with 400.',
         params: IdParams,
         body: PaymentBody,
         response: { 201: InvoiceResponse },
@@ -139,9 +153,11 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/invoices/:id/send',
     {
+      config: { errors: [503] },
       schema: {
         tags,
         summary: 'Email the invoice with a portal link (draft → sent; re-sends keep the status)',
+        description: 'Emits invoice.sent on the first send. 503 if the mail server refuses; nothing changes then.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentInvoiceResponse },
@@ -162,6 +178,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Void the invoice (from any status but void)',
+        description: 'Emits invoice.voided and invoice.status_changed. Payments already recorded stay.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: InvoiceResponse },
@@ -180,6 +197,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Write the invoice off as bad debt (sent, partially paid or overdue)',
+        description: 'Emits invoice.written_off and invoice.status_changed.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: InvoiceResponse },

@@ -37,6 +37,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List jobs, ordered by scheduledDate (then createdAt, id)',
+        description: 'Filter by status, customer or date range. Paginated like every list (see the README).',
         querystring: JobListQuery,
         response: { 200: JobListResponse },
       },
@@ -54,7 +55,9 @@ export default async function jobRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
+        operationId: 'getJobCalendar',
         summary: 'Jobs grouped by scheduled date (range required, at most 92 days)',
+        description: "Dates are in the organization's timezone; unscheduled drafts are not included.",
         querystring: CalendarQuery,
         response: { 200: CalendarResponse },
       },
@@ -70,6 +73,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'One job with its checklist and activity history',
+        description: '404 if it does not exist in the active organization.',
         params: IdParams,
         response: { 200: JobDetailResponse },
       },
@@ -85,6 +89,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Schedule a job (emits job.created), or create a draft with draft: true (no event)',
+        description: 'A draft can be completed later and published with POST /api/jobs/{id}/publish.',
         body: CreateJobBody,
         response: { 201: JobDetailResponse },
       },
@@ -95,23 +100,28 @@ export default async function jobRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.put(
-    '/api/jobs/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Partly update a job; a status change follows the transition table and emits events',
-        params: IdParams,
-        body: UpdateJobBody,
-        response: { 200: JobDetailResponse },
+  // PUT is the spec's name; PATCH is accepted too so every partial update has one verb.
+  for (const method of ['put', 'patch'] as const) {
+    app[method](
+      '/api/jobs/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Partly update a job; a status change follows the transition table and emits events',
+          description:
+            'PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes.',
+          params: IdParams,
+          body: UpdateJobBody,
+          response: { 200: JobDetailResponse },
+        },
       },
-    },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) => updateJob(ctx, request.params.id, request.body)),
-      };
-    },
-  );
+      async (request) => {
+        return {
+          data: await inRequestTenant(database.db, request, (ctx) => updateJob(ctx, request.params.id, request.body)),
+        };
+      },
+    );
+  }
 
   app.delete(
     '/api/jobs/:id',
@@ -119,6 +129,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete a job (not a completed one: cancel it instead to keep the record)',
+        description: '409 INVALID_STATE for a completed job.',
         params: IdParams,
         response: { 204: NoContent },
       },
@@ -135,6 +146,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Publish a draft job: draft → scheduled, emits job.created',
+        description: 'The job needs a scheduled date; 409 INVALID_STATE if it is not a draft.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: JobDetailResponse },
@@ -152,7 +164,9 @@ export default async function jobRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
+        operationId: 'updateJobChecklistItem',
         summary: 'Tick or reopen a checklist item (not on completed or canceled jobs)',
+        description: 'Records who ticked it and when.',
         params: ChecklistParams,
         body: ChecklistPatchBody,
         response: { 200: JobDetailResponse },

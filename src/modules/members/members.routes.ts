@@ -31,7 +31,12 @@ export default async function memberRoutes(fastify: FastifyInstance) {
   app.get(
     '/api/members',
     {
-      schema: { tags, summary: "The active organization's members", response: { 200: Envelope(Type.Array(Member)) } },
+      schema: {
+        tags,
+        summary: "The active organization's members",
+        description: "With each member's role and email.",
+        response: { 200: Envelope(Type.Array(Member)) },
+      },
     },
     async (request) => {
       return { data: await inRequestTenant(database.db, request, listMembers) };

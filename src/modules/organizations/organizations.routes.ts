@@ -17,6 +17,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create an organization; the caller becomes its owner and it becomes active',
+        description: 'The new organization is on the default plan (DEFAULT_PLAN).',
         body: CreateOrganizationBody,
         response: { 201: OrganizationResponse },
       },
@@ -38,7 +39,12 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     '/api/organizations',
     {
       config: { access: 'user' },
-      schema: { tags, summary: "The caller's organizations", response: { 200: OrganizationList } },
+      schema: {
+        tags,
+        summary: "The caller's organizations",
+        description: 'Every organization the signed-in user is a member of, with their role.',
+        response: { 200: OrganizationList },
+      },
     },
     async (request) => ({
       data: await listOrganizations(database.db, userOf(request), request.principal?.organizationId),
@@ -52,6 +58,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: "Switch the session's active organization",
+        description: 'The caller must be a member (404 otherwise). Tenant routes act on the active organization.',
         params: IdParams,
         response: { 200: OrganizationResponse },
       },

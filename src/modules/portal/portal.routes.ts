@@ -41,7 +41,10 @@ export default async function portalRoutes(fastify: FastifyInstance) {
       config: { access: 'public' },
       schema: {
         tags,
+        operationId: 'getPortalDocument',
         summary: 'Open a document from a customer link (records the view)',
+        description:
+          'The token in the emailed link is the only credential. A sent estimate or contract becomes viewed.',
         security: [],
         params: TokenParams,
         response: { 200: PortalDocument },
@@ -65,7 +68,10 @@ export default async function portalRoutes(fastify: FastifyInstance) {
       config: { access: 'public' },
       schema: {
         tags,
+        operationId: 'actOnPortalDocument',
         summary: 'A customer action on the linked document: approve/decline an estimate, sign a contract',
+        description:
+          "`action` is approve or decline (estimates) or sign (contracts; body with the signer's name). 409 when the document's state does not allow it.",
         security: [],
         params: ActionParams,
         body: ActionBody,

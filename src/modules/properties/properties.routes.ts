@@ -24,6 +24,7 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List service addresses (newest first), optionally of one customer',
+        description: 'Paginated like every list (see the README).',
         querystring: PropertyListQuery,
         response: { 200: PropertyList },
       },
@@ -40,7 +41,15 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/properties/:id',
-    { schema: { tags, summary: 'One property', params: IdParams, response: { 200: PropertyResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One property',
+        description: '404 if it does not exist in the active organization.',
+        params: IdParams,
+        response: { 200: PropertyResponse },
+      },
+    },
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getProperty(ctx, request.params.id)),
@@ -54,6 +63,7 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Add a service address to a live customer (400 on customerId otherwise)',
+        description: 'A soft-deleted or unknown customer is refused on `customerId`.',
         body: CreatePropertyBody,
         response: { 201: PropertyResponse },
       },
@@ -70,6 +80,7 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Update some fields of a property; null clears an optional field',
+        description: 'Fields not sent keep their value.',
         params: IdParams,
         body: UpdatePropertyBody,
         response: { 200: PropertyResponse },
@@ -90,6 +101,7 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete a property (409 CONFLICT while other records still reference it)',
+        description: 'Jobs and contracts that name it keep it alive.',
         params: IdParams,
         response: { 204: NoContent },
       },

@@ -24,6 +24,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List catalog services (newest first), optionally only active or inactive ones',
+        description: 'Paginated like every list (see the README).',
         querystring: ServiceListQuery,
         response: { 200: ServiceList },
       },
@@ -40,7 +41,15 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/services/:id',
-    { schema: { tags, summary: 'One service', params: IdParams, response: { 200: ServiceResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One service',
+        description: '404 if it does not exist in the active organization.',
+        params: IdParams,
+        response: { 200: ServiceResponse },
+      },
+    },
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getService(ctx, request.params.id)),
@@ -54,6 +63,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Add a service to the catalog',
+        description: 'A catalog item with a default unit price that line items can reference.',
         body: CreateServiceBody,
         response: { 201: ServiceResponse },
       },
@@ -70,6 +80,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Update some fields of a service; null clears an optional field',
+        description: 'Existing line items keep the price they were written with.',
         params: IdParams,
         body: UpdateServiceBody,
         response: { 200: ServiceResponse },
@@ -89,6 +100,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
         tags,
         summary:
           'Delete a service from the catalog (409 CONFLICT while line items still reference it; deactivate it instead)',
+        description: 'Set `active: false` to hide it from new documents instead.',
         params: IdParams,
         response: { 204: NoContent },
       },

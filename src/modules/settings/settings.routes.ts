@@ -12,7 +12,14 @@ export default async function settingsRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/settings',
-    { schema: { tags, summary: "The organization's settings and plan", response: { 200: SettingsResponse } } },
+    {
+      schema: {
+        tags,
+        summary: "The organization's settings and plan",
+        description: 'Timezone, currency, tax defaults, numbering and the current plan.',
+        response: { 200: SettingsResponse },
+      },
+    },
     async (request) => {
       const settings = await inRequestTenant(database.db, request, getOrgSettings);
       return { data: settingsView(settings) };
@@ -26,6 +33,7 @@ export default async function settingsRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Change some settings (owner/admin); plan is read-only',
+        description: 'Fields not sent keep their value.',
         body: UpdateSettingsBody,
         response: { 200: SettingsResponse },
       },

@@ -75,6 +75,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List webhook endpoints (no secrets)',
+        description: 'Paginated like every list (see the README).',
         querystring: Type.Object(PageQuery, { additionalProperties: false }),
         response: { 200: WebhookEndpointList },
       },
@@ -91,7 +92,13 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     '/api/webhooks/:id',
     {
       config,
-      schema: { tags, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: WebhookEndpointResponse } },
+      schema: {
+        tags,
+        summary: 'Get a webhook endpoint',
+        description: 'Its events, state and failure counter; never the secret.',
+        params: IdParams,
+        response: { 200: WebhookEndpointResponse },
+      },
     },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => getEndpoint(ctx, request.params.id)),
@@ -105,6 +112,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Change url, events or description',
+        description: 'The same event-name rules as on creation apply.',
         params: IdParams,
         body: UpdateWebhookBody,
         response: { 200: WebhookEndpointResponse },
@@ -130,6 +138,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete an endpoint and its delivery history',
+        description: 'Pending deliveries to it are dropped.',
         params: IdParams,
         response: { 204: NoContent },
       },
@@ -147,6 +156,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       schema: {
         body: EmptyBody,
         tags,
+        operationId: 'rotateWebhookSecret',
         summary: 'Rotate the signing secret (previous secret keeps signing for 24 h)',
         description:
           'Deliveries carry two v1 signatures (new, then previous) until previousSecretExpiresAt. Rotating again inside the window drops the older secret at once.',
@@ -167,6 +177,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         body: EmptyBody,
         tags,
         summary: 'Re-enable an endpoint and reset its failure counter',
+        description: 'An endpoint is disabled automatically after repeated failures.',
         params: IdParams,
         response: { 200: WebhookEndpointResponse },
       },
@@ -184,6 +195,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         body: EmptyBody,
         tags,
         summary: 'Queue one webhook.test delivery to the endpoint',
+        description: 'Delivered by the worker like any event, signed with the current secret.',
         params: IdParams,
         response: { 200: WebhookDeliveryResponse },
       },
@@ -200,6 +212,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: "List an endpoint's deliveries, newest first",
+        description: 'With their status and attempt count. Paginated like every list (see the README).',
         params: IdParams,
         querystring: DeliveryListQuery,
         response: { 200: WebhookDeliveryList },
@@ -222,6 +235,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'A delivery with its payload and every attempt',
+        description: 'Each attempt with its time, HTTP status and error.',
         params: IdParams,
         response: { 200: WebhookDeliveryDetailResponse },
       },
@@ -239,6 +253,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
         body: EmptyBody,
         tags,
         summary: 'Requeue a dead delivery (attempts start again; endpoint failure counter reset)',
+        description: '409 INVALID_STATE unless the delivery is dead.',
         params: IdParams,
         response: { 200: WebhookDeliveryResponse },
       },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
-import type { Plan } from '../../config.js';
+import { PLANS, type Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { apiKeys, members, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../cross-tenant.js';
@@ -27,6 +27,25 @@ export const FEATURES = { webhooks: ['business'], apiAccess: ['business'] } as c
   readonly Plan[]
 >;
 export type Feature = keyof typeof FEATURES;
+
+const FEATURE_NAMES: Record<Feature, string> = { webhooks: 'Webhooks', apiAccess: 'API keys' };
+const planName = (plan: Plan) => `${plan.charAt(0).toUpperCase()}${plan.slice(1)}`;
+
+/** "Webhooks require the Business plan; this organization is on the Pro plan" (no internal feature key). */
+export function planRequiredMessage(feature: Feature, current: Plan | undefined): string {
+  const needed = PLANS.find((p) => (FEATURES[feature] as readonly Plan[]).includes(p)) as Plan;
+  const on = current ? `; this organization is on the ${planName(current)} plan` : '';
+  return `${FEATURE_NAMES[feature]} require the ${planName(needed)} plan${on}`;
+}
+
+/** Which credential a request presents, for telling "invalid key" from "no credentials". */
+export function presentedCredential(
+  headers: Record<string, string | string[] | undefined>,
+): 'apiKey' | 'session' | undefined {
+  if (headers.authorization || headers['x-api-key']) return 'apiKey';
+  const cookie = headers.cookie;
+  return typeof cookie === 'string' && cookie.includes('session_token') ? 'session' : undefined;
+}
 
 export function hasFeature(plan: Plan | undefined, feature: Feature): boolean {
   return plan !== undefined && (FEATURES[feature] as readonly Plan[]).includes(plan);
