@@ -4,7 +4,7 @@ import { type ContractLine, contractActivity, contracts, customers, properties }
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -270,8 +270,8 @@ export async function listContracts(
   const where: SQL[] = [eq(contracts.organizationId, ctx.organizationId)];
   if (q.status) where.push(eq(contracts.status, q.status));
   if (q.customerId) where.push(eq(contracts.customerId, q.customerId));
-  const { rows, total } = await newestFirst(ctx.tx, contracts, and(...where), page);
-  return { rows: rows.map(contractView), total };
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, contracts, and(...where), page);
+  return { rows: rows.map(contractView), ...more };
 }
 
 export interface UpdateContractInput {
