@@ -67,6 +67,7 @@ export const PageQuery = {
     Type.String({
       minLength: 1,
       maxLength: 64,
+      pattern: '^[A-Za-z0-9_-]+$',
       description:
         'Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400',
     }),

@@ -5,6 +5,7 @@ import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams } from '../../platform/schemas.js';
 
 import {
+  ActivityListQuery,
   ActivityParams,
   ContractActivityResponse,
   ContractAnalyticsResponse,
@@ -167,15 +168,16 @@ export default async function contractRoutes(fastify: FastifyInstance) {
         tags,
         summary: 'A contract’s activity log, oldest first',
         params: ActivityParams,
+        querystring: ActivityListQuery,
         response: { 200: ContractActivityResponse },
       },
     },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) =>
-          activityForContract(ctx, request.params.contract_id),
-        ),
-      };
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) =>
+        activityForContract(ctx, request.params.contract_id, page),
+      );
+      return sendPage(request, reply, page, result);
     },
   );
 }

@@ -91,13 +91,11 @@ export async function contractActivityOf(ctx: Ctx, contractId: string) {
     .from(contractActivity)
     .where(and(eq(contractActivity.organizationId, ctx.organizationId), eq(contractActivity.contractId, contractId)))
     .orderBy(asc(contractActivity.createdAt), asc(contractActivity.id));
-  return rows.map((a) => ({
-    id: a.id,
-    type: a.type,
-    description: a.description,
-    actorId: a.actorId,
-    createdAt: a.createdAt,
-  }));
+  return rows.map(activityView);
+}
+
+function activityView(a: typeof contractActivity.$inferSelect) {
+  return { id: a.id, type: a.type, description: a.description, actorId: a.actorId, createdAt: a.createdAt };
 }
 
 export async function contractDetail(ctx: Ctx, r: ContractRow) {
@@ -489,7 +487,13 @@ export async function contractAnalytics(ctx: Ctx) {
   };
 }
 
-export async function activityForContract(ctx: Ctx, id: string) {
+/** GET /api/contract-activity/:id, oldest first, one page (operations.md §1). */
+export async function activityForContract(ctx: Ctx, id: string, page: Page) {
   await findContract(ctx, id);
-  return contractActivityOf(ctx, id);
+  const where = and(eq(contractActivity.organizationId, ctx.organizationId), eq(contractActivity.contractId, id));
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, contractActivity, where, page, {
+    columns: [contractActivity.createdAt, contractActivity.id],
+    direction: 'asc',
+  });
+  return { rows: rows.map(activityView), ...more };
 }

@@ -33,7 +33,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
-        summary: 'List customers (newest first); X-Total-Count and Link carry pagination',
+        summary: 'List customers (newest first); Link rel="next" pages on, X-Total-Count with includeTotal=true',
         querystring: CustomerListQuery,
         response: { 200: CustomerList },
       },
