@@ -10,7 +10,7 @@ import { type Page, type PageResult, unknownCursor } from './pagination.js';
  * `organization_id` in that order serves as a range scan at any depth.
  */
 export interface ListOrder {
-  /** The order columns, the last one being the table's `id`. */
+  /** The order columns, all NOT NULL, the last one being the table's `id`. */
   columns: PgColumn[];
   direction: 'asc' | 'desc';
 }
@@ -33,6 +33,9 @@ export function afterCursor(
     order.columns.map((c) => sql.identifier(c.name)),
     sql`, `,
   );
+  // A NULL in the tuple makes the comparison NULL and would silently end a walk early.
+  const nullable = order.columns.find((c) => !c.notNull);
+  if (nullable) throw new Error(`list order column ${nullable.name} must be NOT NULL`);
   const idColumn = order.columns[order.columns.length - 1] as PgColumn;
   const op = order.direction === 'desc' ? sql`<` : sql`>`;
   return sql`(${sql.join(order.columns, sql`, `)}) ${op} (SELECT ${cols} FROM ${table} WHERE ${sql.identifier(idColumn.name)} = ${cursor} AND ${sql.identifier(organizationColumn.name)} = ${organizationId})`;
