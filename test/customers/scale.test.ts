@@ -63,7 +63,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('customer list and 
     );
     await pool.query('VACUUM ANALYZE customers');
     await pool.query('VACUUM ANALYZE customer_search');
-  });
+  }, 240_000);
   afterAll(async () => h?.close());
 
   async function plan(filter: Parameters<typeof customerListQuery>[1], page = pageOf({})) {
