@@ -1,26 +1,27 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import autocannon from 'autocannon';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { type Database, openDatabase } from '../../src/db/client.js';
+import type { Database } from '../../src/db/client.js';
+import { openDatabase } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import { customerListQuery } from '../../src/modules/customers/customers.service.js';
-import { pageOf } from '../../src/platform/pagination.js';
+import { type CustomerFilter, customerListQuery } from '../../src/modules/customers/customers.service.js';
+import { type PageQueryInput, pageOf } from '../../src/platform/pagination.js';
 import type { Ctx } from '../../src/platform/tenancy.js';
+import { drive, merge, type Run, signedInOwner, startService } from '../http.js';
 import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
 
-const CUSTOMERS = 10_000;
+const SIZES = [10_000, 100_000];
+/** Seconds per case and side, in two alternating halves. */
 const DURATION_S = 10;
 const CONNECTIONS = 10;
-/** Matches user123 and user1230..user1239: a realistic handful. */
-const SEARCH = 'user123';
+/** One customer by email fragment: the same result at every size, so the sizes compare. */
+const SEARCH = 'user4321@';
 
-/** 10,000 customers in one organization, in the service's search-text format, then VACUUM ANALYZE. */
-function seedSql(organizationId: string): string[] {
+const customerId = (g: number) => `cus_bench${String(g).padStart(6, '0')}`;
+
+/** `n` customers in one organization, in the service's search-text format, newest = g 1, then VACUUM ANALYZE. */
+function seedSql(organizationId: string, n: number): string[] {
   return [
     `INSERT INTO customers (id, organization_id, first_name, last_name, email, phone, billing_address, billing_city,
        billing_state, billing_zip, tags, search_text, created_at)
@@ -29,89 +30,57 @@ function seedSql(organizationId: string): string[] {
        CASE WHEN g % 10 = 0 THEN ARRAY['weekly'] ELSE '{}'::text[] END,
        lower('First' || g || ' Last' || substr(md5(g::text), 1, 8)) || chr(31) || 'user' || g || '@example.com'
          || chr(31) || '555' || lpad(g::text, 7, '0'),
-       now() - g * interval '1 minute'
-     FROM generate_series(1, ${CUSTOMERS}) AS g`,
+       now() - g * interval '1 second'
+     FROM generate_series(1, ${n}) AS g`,
     'INSERT INTO customer_search (customer_id, search_text, tags) SELECT id, search_text, tags FROM customers',
     'VACUUM ANALYZE customers',
     'VACUUM ANALYZE customer_search',
   ];
 }
 
-interface Run {
-  rps: number;
-  p99: number;
-  errors: number;
+interface Case {
+  label: string;
+  query: string;
+  filter: CustomerFilter;
+  page: PageQueryInput;
 }
 
-async function drive(url: string, headers: Record<string, string> = {}, seconds = DURATION_S): Promise<Run> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
-  return {
-    rps: result.requests.average,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
-  };
+/** First page, a cursor page at 90 % of the list (row 90,000 of 100,000), and a search. */
+function casesFor(n: number): Case[] {
+  const deep = customerId(Math.round(n * 0.9));
+  return [
+    { label: 'first page', query: 'limit=50', filter: {}, page: { limit: 50 } },
+    {
+      label: `cursor page at row ${fmt(n * 0.9)}`,
+      query: `limit=50&startingAfter=${deep}`,
+      filter: {},
+      page: { limit: 50, startingAfter: deep },
+    },
+    { label: `search ${SEARCH}`, query: `limit=50&search=${SEARCH}`, filter: { search: SEARCH }, page: { limit: 50 } },
+  ];
 }
 
 /**
- * Baseline and service in alternating halves (5 s + 5 s each), so a change in
- * machine load during the run (other processes share these cores) weighs on both.
+ * Baseline and service in alternating halves, so a change in machine load during the
+ * run (other processes share these cores) weighs on both.
  */
 async function compare(baselineUrl: string, serviceUrl: string, headers: Record<string, string>) {
   const halves = { baseline: [] as Run[], service: [] as Run[] };
   for (let i = 0; i < 2; i++) {
-    halves.baseline.push(await drive(baselineUrl, {}, DURATION_S / 2));
-    halves.service.push(await drive(serviceUrl, headers, DURATION_S / 2));
+    halves.baseline.push(await drive(baselineUrl, {}, DURATION_S / 2, CONNECTIONS));
+    halves.service.push(await drive(serviceUrl, headers, DURATION_S / 2, CONNECTIONS));
   }
-  const merge = (runs: Run[]): Run => ({
-    rps: runs.reduce((a, r) => a + r.rps, 0) / runs.length,
-    p99: Math.max(...runs.map((r) => r.p99)),
-    errors: runs.reduce((a, r) => a + r.errors, 0),
-  });
   return { baseline: merge(halves.baseline), service: merge(halves.service) };
 }
 
-/** Signs up, creates an organization (which becomes active) and returns the session cookie and org id. */
-async function signedInOwner(app: FastifyInstance): Promise<{ cookie: string; organizationId: string }> {
-  const signUp = await app.inject({
-    method: 'POST',
-    url: '/api/auth/sign-up/email',
-    payload: { name: 'Bench Owner', email: `bench-${Date.now()}@example.com`, password: 'correct horse battery' },
-  });
-  const raw = signUp.headers['set-cookie'];
-  const cookie = (Array.isArray(raw) ? raw : [String(raw)]).map((c) => c.split(';')[0]).join('; ');
-  const org = await app.inject({
-    method: 'POST',
-    url: '/api/organizations',
-    headers: { cookie },
-    payload: { name: 'Bench Lawn' },
-  });
-  if (org.statusCode !== 201) throw new Error(`bench setup failed: ${org.statusCode} ${org.body}`);
-  return { cookie, organizationId: org.json().data.id };
-}
-
-async function startService(database: Database) {
-  const config = loadConfig({
-    NODE_ENV: 'production',
-    AUTH_SECRET: 'bench-secret-0123456789abcdef0123456789abcdef',
-    LOG_LEVEL: 'silent',
-    RUN_WORKER: 'false',
-    RATE_LIMIT_PER_MINUTE: '10000000',
-    MAIL_OUTBOX_FILE: '/dev/null',
-  });
-  const app = await buildApp(config, database);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address() as AddressInfo;
-  return { app, base: `http://127.0.0.1:${port}` };
-}
-
-/** The exact SQL the service sends for a list, so the baseline runs the same statement. */
-function listStatement(database: Database, organizationId: string, search: string | undefined) {
+/** The exact SQL the service sends for a list page (limit + 1 rows, no count). */
+function listStatement(database: Database, organizationId: string, c: Case) {
   const ctx = {
     tx: database.db,
     organizationId,
     actor: { kind: 'user', id: 'bench', role: 'owner' },
   } as unknown as Ctx;
-  return new PgDialect().sqlToQuery(customerListQuery(ctx, { search }, pageOf({ limit: 50 })));
+  return new PgDialect().sqlToQuery(customerListQuery(ctx, c.filter, pageOf(c.page)));
 }
 
 /** Plain node:http + pg Pool: the same SELECT and JSON, no framework, no auth, no RLS, no transaction. */
@@ -126,7 +95,7 @@ async function startBaseline(url: string, statements: Record<string, { sql: stri
     pool.query(statement.sql, statement.params).then(
       (result) => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ data: result.rows }));
+        res.end(JSON.stringify({ data: result.rows.slice(0, 50) }));
       },
       () => res.writeHead(500).end(),
     );
@@ -142,45 +111,44 @@ async function startBaseline(url: string, statements: Record<string, { sql: stri
   };
 }
 
-const row = (label: string, r: Run, baseline?: Run) =>
-  `| ${label} | ${fmt(r.rps)} | ${fmt(r.p99, 1)} | ${baseline ? fmt(ratio(r.rps, baseline.rps), 2) : '—'} | ${r.errors} |`;
+interface Measured {
+  n: number;
+  label: string;
+  service: Run;
+  baseline: Run;
+}
 
-async function onPostgres(lines: string[]) {
-  const bench = await createBenchDatabase('customers');
+/** One organization of `n` customers on a fresh PostgreSQL database: every case, service and baseline. */
+async function measureAt(n: number): Promise<Measured[]> {
+  const bench = await createBenchDatabase(`customers${n}`);
   const database = await openDatabase({ databaseUrl: bench.url });
+  const out: Measured[] = [];
   try {
     const { app, base } = await startService(database);
     const { cookie, organizationId } = await signedInOwner(app);
     const admin = new pg.Client({ connectionString: bench.url });
     await admin.connect();
-    for (const statement of seedSql(organizationId)) await admin.query(statement);
+    for (const statement of seedSql(organizationId, n)) await admin.query(statement);
     await admin.end();
+    const cases = casesFor(n);
 
-    const check = await fetch(`${base}/api/customers?limit=50&search=${SEARCH}`, { headers: { cookie } });
-    const total = check.headers.get('x-total-count');
-    if (check.status !== 200 || total !== '11') throw new Error(`search check failed: ${check.status} ${total}`);
+    // The cases answer what they should before they are timed.
+    for (const c of cases) {
+      const res = await fetch(`${base}/api/customers?${c.query}`, { headers: { cookie } });
+      const body = (await res.json()) as { data: Array<{ id: string }> };
+      const expected = c.filter.search ? 1 : 50;
+      if (res.status !== 200 || body.data.length !== expected) {
+        throw new Error(`check failed for ${c.label}: ${res.status}, ${body.data.length} rows`);
+      }
+    }
 
-    const baseline = await startBaseline(bench.url, {
-      '/list': listStatement(database, organizationId, undefined),
-      '/search': listStatement(database, organizationId, SEARCH),
-    });
+    const statements = Object.fromEntries(cases.map((c, i) => [`/${i}`, listStatement(database, organizationId, c)]));
+    const baseline = await startBaseline(bench.url, statements);
     try {
-      const { baseline: listBase, service: list } = await compare(
-        `${baseline.base}/list`,
-        `${base}/api/customers?limit=50`,
-        { cookie },
-      );
-      const { baseline: searchBase, service: search } = await compare(
-        `${baseline.base}/search`,
-        `${base}/api/customers?limit=50&search=${SEARCH}`,
-        { cookie },
-      );
-      lines.push(
-        row('PostgreSQL, service: GET /api/customers?limit=50', list, listBase),
-        row('PostgreSQL, baseline: same SELECT, node:http + pg', listBase),
-        row(`PostgreSQL, service: GET /api/customers?limit=50&search=${SEARCH}`, search, searchBase),
-        row('PostgreSQL, baseline: same search SELECT, node:http + pg', searchBase),
-      );
+      for (const [i, c] of cases.entries()) {
+        const r = await compare(`${baseline.base}/${i}`, `${base}/api/customers?${c.query}`, { cookie });
+        out.push({ n, label: c.label.replace(fmt(n * 0.9), '90 %'), ...r });
+      }
     } finally {
       await baseline.close();
       await app.close();
@@ -189,43 +157,69 @@ async function onPostgres(lines: string[]) {
     await database.close();
     await bench.drop();
   }
+  return out;
 }
 
-async function onPglite(lines: string[]) {
+/** The embedded database at the smaller size: first page and a deep cursor page, service only. */
+async function onPglite(n: number): Promise<string[]> {
   const database = await openDatabase({ dataDir: 'memory://' });
+  const lines: string[] = [];
   try {
     await migrate(database);
     const { app, base } = await startService(database);
     const { cookie, organizationId } = await signedInOwner(app);
-    for (const statement of seedSql(organizationId)) await database.pglite?.exec(statement);
+    for (const statement of seedSql(organizationId, n)) await database.pglite?.exec(statement);
     try {
-      const list = await drive(`${base}/api/customers?limit=50`, { cookie });
-      lines.push(row('PGlite, service: GET /api/customers?limit=50', list));
+      for (const c of casesFor(n).slice(0, 2)) {
+        const r = await drive(`${base}/api/customers?${c.query}`, { cookie }, DURATION_S / 2, CONNECTIONS);
+        lines.push(
+          `| PGlite, ${fmt(n)}, ${c.label} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | — | — | ${r.errors} |`,
+        );
+      }
     } finally {
       await app.close();
     }
   } finally {
     await database.close();
   }
+  return lines;
 }
 
 export const customersBench: BenchPart = {
   name: 'customers',
   async run() {
+    const measured: Measured[] = [];
+    for (const n of SIZES) measured.push(...(await measureAt(n)));
+    const [small, large] = SIZES as [number, number];
     const lines = [
-      '## Customers list and search',
+      '## Customers list: first page, deep cursor page, search (PostgreSQL)',
       '',
-      `${fmt(CUSTOMERS)} customers in one organization; autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per row (two alternating halves`,
-      'of service and baseline, p99 = the worse half);',
-      'the service runs with session-cookie auth, RLS (one transaction per request as the app role), validation and',
-      'response serialization; the baseline is plain node:http + a pg Pool sending the same SELECT (page of 50 plus',
-      'its count) with no framework, no auth, no RLS and no transaction.',
+      `${SIZES.map((n) => fmt(n)).join(' and ')} customers in one organization (a fresh database each); autocannon,`,
+      `${CONNECTIONS} connections, ${DURATION_S} s per case and side in two alternating halves (p99 = the worse half).`,
+      'The service runs with session-cookie auth, RLS (one transaction per request as the app role), validation and',
+      'response serialization; the baseline is plain node:http + a pg Pool sending the service’s own page query',
+      '(`customerListQuery`: limit + 1 rows, no count) with no framework, no auth, no RLS and no transaction.',
       '',
-      '| Case | req/s | p99 ms | service / baseline | errors |',
-      '|---|---:|---:|---:|---:|',
+      '| Case | req/s | p50 ms | p99 ms | baseline req/s | service / baseline (goal ≥ 0.6) | errors |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+      ...measured.map(
+        (m) =>
+          `| ${fmt(m.n)}, ${m.label} | ${fmt(m.service.rps)} | ${fmt(m.service.p50, 1)} | ${fmt(m.service.p99, 1)} | ${fmt(m.baseline.rps)} | ${fmt(ratio(m.service.rps, m.baseline.rps), 2)} | ${m.service.errors} |`,
+      ),
+      ...(await onPglite(small)),
+      '',
+      `Latency at ${fmt(large)} ÷ latency at ${fmt(small)} (service; goal ≤ 1.3 for the first and cursor pages):`,
+      '',
+      '| Case | mean ms at 10k | mean ms at 100k | ratio of means | ratio of p50 | ratio of p99 |',
+      '|---|---:|---:|---:|---:|---:|',
     ];
-    await onPostgres(lines);
-    await onPglite(lines);
+    for (const s of measured.filter((m) => m.n === small)) {
+      const l = measured.find((m) => m.n === large && m.label === s.label);
+      if (!l) continue;
+      lines.push(
+        `| ${s.label} | ${fmt(s.service.mean, 1)} | ${fmt(l.service.mean, 1)} | ${fmt(ratio(l.service.mean, s.service.mean), 2)} | ${fmt(ratio(l.service.p50, s.service.p50), 2)} | ${fmt(ratio(l.service.p99, s.service.p99), 2)} |`,
+      );
+    }
     return lines.join('\n');
   },
 };

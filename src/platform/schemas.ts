@@ -49,9 +49,34 @@ export const NoContent = Type.Null({ description: 'No content' });
 export const Money = (description?: string, minimum = 0) =>
   Type.Number({ minimum, maximum: 1_000_000_000, description: description ?? 'Amount with at most two decimals' });
 
+/**
+ * The query parameters every list accepts (operations.md §1). `page` has no default
+ * here, so a request that sends `startingAfter` alone is told apart from one that
+ * also sends `page` (→ 400); the page is 1 when neither is sent.
+ */
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
+  page: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 10_000_000,
+      description: 'Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list)',
+    }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1..100' })),
+  startingAfter: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description:
+        'Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400',
+    }),
+  ),
+  includeTotal: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description: 'true: send X-Total-Count, the count of every record matching the filters (costs a count)',
+    }),
+  ),
 };
 
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);

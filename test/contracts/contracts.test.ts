@@ -75,7 +75,7 @@ describe('contracts', () => {
       'Renamed',
     );
     expect((await owner.call('GET', `/api/contract-templates/${id}`)).statusCode).toBe(200);
-    const list = await owner.call('GET', '/api/contract-templates');
+    const list = await owner.call('GET', '/api/contract-templates?includeTotal=true');
     expect(list.json().data.map((x: { id: string }) => x.id)).toContain(id);
     expect(list.headers['x-total-count']).toBe('2');
     expect((await owner.call('DELETE', `/api/contract-templates/${id}`)).statusCode).toBe(204);
@@ -271,7 +271,7 @@ describe('contracts', () => {
       const r = await owner.call('POST', `/api/contracts/${c.id}/cancel`);
       expect(r.statusCode, status).toBe(status === 'expired' ? 409 : 200);
     }
-    const filtered = await owner.call('GET', '/api/contracts?status=canceled');
+    const filtered = await owner.call('GET', '/api/contracts?status=canceled&includeTotal=true');
     expect(filtered.json().data.every((x: { status: string }) => x.status === 'canceled')).toBe(true);
     expect(Number(filtered.headers['x-total-count'])).toBeGreaterThanOrEqual(4);
     expect((await owner.call('GET', `/api/contracts?customerId=${customer.id}&limit=1`)).json().data).toHaveLength(1);

@@ -139,7 +139,7 @@ describe('customers', () => {
     const c = await create(t, { firstName: 'Parkside HOA', customerType: 'HOA', email: 'board@parkside.example' });
     await create(t, { firstName: '100% Lawn', email: 'x@y.example' });
 
-    const all = await t.call('GET', '/api/customers');
+    const all = await t.call('GET', '/api/customers?includeTotal=true');
     expect(all.statusCode).toBe(200);
     expect(all.headers['x-total-count']).toBe('4');
     expect(
@@ -149,12 +149,12 @@ describe('customers', () => {
         .slice(1),
     ).toEqual([c.id, b.id, a.id]);
 
-    const page = await t.call('GET', '/api/customers?limit=2&page=2');
+    const page = await t.call('GET', '/api/customers?limit=2&page=2&includeTotal=true');
     expect(page.json().data.map((x: { id: string }) => x.id)).toEqual([b.id, a.id]);
     expect(page.headers['x-total-count']).toBe('4');
     expect(page.headers.link).toContain('rel="prev"');
     expect(page.headers.link).not.toContain('rel="next"');
-    const beyond = await t.call('GET', '/api/customers?limit=2&page=9');
+    const beyond = await t.call('GET', '/api/customers?limit=2&page=9&includeTotal=true');
     expect(beyond.json().data).toEqual([]);
     expect(beyond.headers['x-total-count']).toBe('4');
     expect((await t.call('GET', '/api/customers?limit=101')).statusCode).toBe(400);
@@ -162,7 +162,7 @@ describe('customers', () => {
     expect((await t.call('GET', '/api/customers?status=gone')).statusCode).toBe(400);
 
     const ids = async (query: string) => {
-      const res = await t.call('GET', `/api/customers?${query}`);
+      const res = await t.call('GET', `/api/customers?${query}&includeTotal=true`);
       expect(res.statusCode, query).toBe(200);
       expect(res.headers['x-total-count'], query).toBe(String(res.json().data.length));
       return res.json().data.map((x: { id: string }) => x.id);

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
-import { pageOf, setPageHeaders } from '../../src/platform/pagination.js';
+import { type PageQueryInput, pageOf, setPageHeaders } from '../../src/platform/pagination.js';
 import { DateOnly, Envelope, PageQuery } from '../../src/platform/schemas.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
@@ -37,8 +37,8 @@ function extraRoutes(app: FastifyInstance) {
       schema: { querystring: Type.Object(PageQuery, { additionalProperties: false }) },
     },
     async (request, reply) => {
-      const page = pageOf(request.query as { page?: number; limit?: number });
-      setPageHeaders(request, reply, page, 120);
+      const page = pageOf(request.query as PageQueryInput);
+      setPageHeaders(request, reply, page, { hasMore: page.page * page.limit < 120, total: 120 });
       return { data: page };
     },
   );
@@ -225,12 +225,17 @@ describe('API conventions', () => {
     }
     const res = await h.app.inject({ method: 'GET', url: '/api/test/pages?page=2&limit=50' });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ page: 2, limit: 50, offset: 50 });
+    expect(res.json().data).toEqual({ page: 2, limit: 50, offset: 50, includeTotal: false });
     expect(res.headers['x-total-count']).toBe('120');
     expect(res.headers.link).toContain('</api/test/pages?page=3&limit=50>; rel="next"');
     expect(res.headers.link).toContain('</api/test/pages?page=1&limit=50>; rel="prev"');
     const dflt = await h.app.inject({ method: 'GET', url: '/api/test/pages' });
-    expect(dflt.json().data).toEqual({ page: 1, limit: 50, offset: 0 });
+    expect(dflt.json().data).toEqual({ page: 1, limit: 50, offset: 0, includeTotal: false });
+    for (const q of ['includeTotal=maybe', 'page=2&startingAfter=cus_x', 'startingAfter=', 'page=1e309']) {
+      const bad = await h.app.inject({ method: 'GET', url: `/api/test/pages?${q}` });
+      expect(bad.statusCode, q).toBe(400);
+      expect(bad.json().error.code, q).toBe('VALIDATION_FAILED');
+    }
   });
 
   it('accepts an action route with no body and no Content-Type, or an empty JSON object', async () => {

@@ -55,7 +55,7 @@ describe('webhook endpoints API', () => {
     const got = await owner.call('GET', `/api/webhooks/${d.id}`);
     expect(got.statusCode).toBe(200);
     expect(got.json().data.secret).toBeUndefined();
-    const list = await owner.call('GET', '/api/webhooks');
+    const list = await owner.call('GET', '/api/webhooks?includeTotal=true');
     expect(list.headers['x-total-count']).toBe('1');
     expect(JSON.stringify(list.json())).not.toContain('whsec_');
   });
@@ -71,7 +71,7 @@ describe('webhook endpoints API', () => {
   });
 
   it('rejects the whole registration when any event name is unknown, naming it', async () => {
-    const before = (await owner.call('GET', '/api/webhooks')).headers['x-total-count'];
+    const before = (await owner.call('GET', '/api/webhooks?includeTotal=true')).headers['x-total-count'];
     const res = await owner.call('POST', '/api/webhooks', {
       url: 'https://hooks.example.com/x',
       events: ['invoice.paid', 'invoice.exploded', 'nope'],
@@ -84,7 +84,7 @@ describe('webhook endpoints API', () => {
       { field: 'events[1]', message: 'unknown event "invoice.exploded"' },
       { field: 'events[2]', message: 'unknown event "nope"' },
     ]);
-    expect((await owner.call('GET', '/api/webhooks')).headers['x-total-count']).toBe(before);
+    expect((await owner.call('GET', '/api/webhooks?includeTotal=true')).headers['x-total-count']).toBe(before);
   });
 
   it('rejects an empty event list, the test event, bad URLs and unknown fields', async () => {
@@ -200,7 +200,7 @@ describe('webhook endpoints API', () => {
         expect(res.statusCode, url).toBe(400);
         expect(res.json().error.details[0].field).toBe('url');
       }
-      expect((await o.call('GET', '/api/webhooks')).headers['x-total-count']).toBe('0');
+      expect((await o.call('GET', '/api/webhooks?includeTotal=true')).headers['x-total-count']).toBe('0');
       const okRes = await o.call('POST', '/api/webhooks', { url: 'https://93.184.215.14/hook', events: ['*'] });
       expect(okRes.statusCode).toBe(201);
     } finally {

@@ -147,7 +147,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The active organization's members
+         * The active organization's members, oldest first
          * @description With each member's role and email.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
@@ -197,7 +197,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Pending and accepted invitations
+         * Pending and accepted invitations, newest first
          * @description Of the active organization.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
@@ -247,7 +247,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List active API keys (no secrets)
+         * List active API keys (no secrets), newest first
          * @description Revoked keys are not listed. Each key shows its prefix, role and last use, never the secret.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin. Plan: Business.
@@ -369,7 +369,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List customers (newest first); X-Total-Count and Link carry pagination
+         * List customers (newest first); Link rel="next" pages on, X-Total-Count with includeTotal=true
          * @description Filter by `search` (name, email, phone), `tag` or `status`. Soft-deleted customers are not listed. Paginated like every list (see the README).
          *
          *     Needs a session with an active organization, or an API key (Business plan).
@@ -1227,6 +1227,28 @@ export interface paths {
          *     Needs a session with an active organization, or an API key (Business plan).
          */
         post: operations["sendContract"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contracts/{id}/amendments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Amend a signed or active contract: creates a draft contract with amendsContractId, prefilled from the original (409 INVALID_STATE otherwise)
+         * @description Spec 3.4: a signed contract is never edited; changes go in an amendment. The amendment is a new draft contract for the same customer, prefilled from the original with the body’s overrides applied; it is sent and signed like any contract (portal signature evidence, contract.sent and contract.signed events). The original is not changed: it stays signed or active, its activity log records `amended` with the amendment’s id, and `GET /api/contracts/{id}` lists its amendments. Once signed, the amendment’s terms supersede the original’s from the amendment’s startDate.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createContractAmendment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3488,7 +3510,16 @@ export interface operations {
     };
     listMembers: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3524,6 +3555,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -3617,7 +3649,16 @@ export interface operations {
     };
     listInvitations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3658,6 +3699,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -3770,7 +3812,16 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3807,6 +3858,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -4122,10 +4174,14 @@ export interface operations {
                 tag?: string;
                 /** @description Only active or only inactive customers */
                 status?: "active" | "inactive";
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -4802,10 +4858,14 @@ export interface operations {
             query?: {
                 /** @description Only this customer's properties */
                 customerId?: string;
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -5113,10 +5173,14 @@ export interface operations {
             query?: {
                 /** @description Only active (true) or inactive (false) services */
                 active?: boolean;
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -5419,10 +5483,14 @@ export interface operations {
                 endDate?: string;
                 /** @description Alias of endDate (endDate wins) */
                 dateTo?: string;
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -5542,13 +5610,13 @@ export interface operations {
                     }[];
                     /**
                      * Format: date
-                     * @description Default: today in the organization’s timezone
+                     * @description Default: today in the organization’s timezone (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)
                      * @example 2026-05-01
                      */
                     invoiceDate?: string;
                     /**
                      * Format: date
-                     * @description Default: invoiceDate + settings paymentTermsDays; not before invoiceDate
+                     * @description Default: invoiceDate + settings paymentTermsDays; not before invoiceDate (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)
                      * @example 2026-05-01
                      */
                     dueDate?: string;
@@ -5805,13 +5873,13 @@ export interface operations {
                     }[];
                     /**
                      * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description YYYY-MM-DD: the spec types it as a date; a date-time is 400
                      * @example 2026-05-01
                      */
                     invoiceDate?: string;
                     /**
                      * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description YYYY-MM-DD: the spec types it as a date; a date-time is 400
                      * @example 2026-05-01
                      */
                     dueDate?: string;
@@ -5985,13 +6053,13 @@ export interface operations {
                     }[];
                     /**
                      * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description YYYY-MM-DD: the spec types it as a date; a date-time is 400
                      * @example 2026-05-01
                      */
                     invoiceDate?: string;
                     /**
                      * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description YYYY-MM-DD: the spec types it as a date; a date-time is 400
                      * @example 2026-05-01
                      */
                     dueDate?: string;
@@ -6124,7 +6192,7 @@ export interface operations {
                     amount: number;
                     /**
                      * Format: date
-                     * @description Default: today in the organization’s timezone; not in the future
+                     * @description Default: today in the organization’s timezone; not in the future (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)
                      * @example 2026-05-01
                      */
                     paymentDate?: string;
@@ -6625,10 +6693,14 @@ export interface operations {
                 /** @description draft | sent | viewed | approved | declined | expired | converted */
                 status?: "draft" | "sent" | "viewed" | "approved" | "declined" | "expired" | "converted";
                 customerId?: string;
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -6743,15 +6815,15 @@ export interface operations {
                         taxable?: boolean;
                     }[];
                     /**
-                     * Format: date
-                     * @description Default: today in the organization’s timezone
+                     * @description Default: today in the organization’s timezone. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     estimateDate?: string;
                     /**
-                     * Format: date
-                     * @description Default: estimateDate + 30 days; not before estimateDate
+                     * @description Default: estimateDate + 30 days; not before estimateDate. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     expirationDate?: string;
                     notes?: string;
@@ -6956,15 +7028,15 @@ export interface operations {
                         taxable?: boolean;
                     }[];
                     /**
-                     * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     estimateDate?: string;
                     /**
-                     * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     expirationDate?: string;
                     notes?: string | null;
@@ -7111,15 +7183,15 @@ export interface operations {
                         taxable?: boolean;
                     }[];
                     /**
-                     * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     estimateDate?: string;
                     /**
-                     * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     expirationDate?: string;
                     notes?: string | null;
@@ -7707,10 +7779,14 @@ export interface operations {
                 endDate?: string;
                 /** @description Alias of endDate (endDate wins) */
                 to?: string;
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -7788,9 +7864,9 @@ export interface operations {
                     /** @description The customer (required) */
                     customerId: string;
                     /**
-                     * Format: date
-                     * @description Required, YYYY-MM-DD
+                     * @description Required. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     scheduledDate: string;
                     /** @description A property of that customer */
@@ -8074,9 +8150,9 @@ export interface operations {
                      */
                     status?: "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
                     /**
-                     * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     scheduledDate?: string;
                     propertyId?: string | null;
@@ -8216,9 +8292,9 @@ export interface operations {
                      */
                     status?: "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
                     /**
-                     * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     scheduledDate?: string;
                     propertyId?: string | null;
@@ -8506,10 +8582,14 @@ export interface operations {
     listContractTemplates: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -8834,10 +8914,14 @@ export interface operations {
                 /** @description draft | sent | signed | active | expired | canceled */
                 status?: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                 customerId?: string;
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -8864,6 +8948,7 @@ export interface operations {
                             customerId: string;
                             propertyId: string | null;
                             templateId: string | null;
+                            amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
                              * @enum {unknown}
@@ -8925,15 +9010,15 @@ export interface operations {
                     /** @description Contract template whose body becomes the content */
                     templateId?: string;
                     /**
-                     * Format: date
-                     * @description Date, YYYY-MM-DD
+                     * @description A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     startDate?: string;
                     /**
-                     * Format: date
-                     * @description Not before startDate
+                     * @description Not before startDate. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
                      * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
                      */
                     endDate?: string;
                     /** @description Line items; totalValue = Σ line amounts (no tax: a contract states the agreed value) */
@@ -8967,6 +9052,7 @@ export interface operations {
                             customerId: string;
                             propertyId: string | null;
                             templateId: string | null;
+                            amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
                              * @enum {unknown}
@@ -9011,10 +9097,25 @@ export interface operations {
                                 /** @description SHA-256 (hex) of `content` as signed */
                                 contentSha256: string;
                             } | null;
+                            /** @description Amendments made to this contract, oldest first */
+                            amendments: {
+                                /** @description The amendment (a contract, con_…) */
+                                id: string;
+                                /**
+                                 * @description draft | sent | signed | active | expired | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description Chronological */
                             activity: {
                                 id: string;
-                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled */
+                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
                                 type: string;
                                 description: string;
                                 actorId: string | null;
@@ -9067,6 +9168,7 @@ export interface operations {
                             customerId: string;
                             propertyId: string | null;
                             templateId: string | null;
+                            amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
                              * @enum {unknown}
@@ -9111,10 +9213,25 @@ export interface operations {
                                 /** @description SHA-256 (hex) of `content` as signed */
                                 contentSha256: string;
                             } | null;
+                            /** @description Amendments made to this contract, oldest first */
+                            amendments: {
+                                /** @description The amendment (a contract, con_…) */
+                                id: string;
+                                /**
+                                 * @description draft | sent | signed | active | expired | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description Chronological */
                             activity: {
                                 id: string;
-                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled */
+                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
                                 type: string;
                                 description: string;
                                 actorId: string | null;
@@ -9183,6 +9300,7 @@ export interface operations {
                             customerId: string;
                             propertyId: string | null;
                             templateId: string | null;
+                            amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
                              * @enum {unknown}
@@ -9227,10 +9345,25 @@ export interface operations {
                                 /** @description SHA-256 (hex) of `content` as signed */
                                 contentSha256: string;
                             } | null;
+                            /** @description Amendments made to this contract, oldest first */
+                            amendments: {
+                                /** @description The amendment (a contract, con_…) */
+                                id: string;
+                                /**
+                                 * @description draft | sent | signed | active | expired | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description Chronological */
                             activity: {
                                 id: string;
-                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled */
+                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
                                 type: string;
                                 description: string;
                                 actorId: string | null;
@@ -9302,6 +9435,7 @@ export interface operations {
                             customerId: string;
                             propertyId: string | null;
                             templateId: string | null;
+                            amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
                              * @enum {unknown}
@@ -9346,10 +9480,25 @@ export interface operations {
                                 /** @description SHA-256 (hex) of `content` as signed */
                                 contentSha256: string;
                             } | null;
+                            /** @description Amendments made to this contract, oldest first */
+                            amendments: {
+                                /** @description The amendment (a contract, con_…) */
+                                id: string;
+                                /**
+                                 * @description draft | sent | signed | active | expired | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description Chronological */
                             activity: {
                                 id: string;
-                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled */
+                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
                                 type: string;
                                 description: string;
                                 actorId: string | null;
@@ -9409,6 +9558,7 @@ export interface operations {
                             customerId: string;
                             propertyId: string | null;
                             templateId: string | null;
+                            amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
                              * @enum {unknown}
@@ -9453,10 +9603,25 @@ export interface operations {
                                 /** @description SHA-256 (hex) of `content` as signed */
                                 contentSha256: string;
                             } | null;
+                            /** @description Amendments made to this contract, oldest first */
+                            amendments: {
+                                /** @description The amendment (a contract, con_…) */
+                                id: string;
+                                /**
+                                 * @description draft | sent | signed | active | expired | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description Chronological */
                             activity: {
                                 id: string;
-                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled */
+                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
                                 type: string;
                                 description: string;
                                 actorId: string | null;
@@ -9483,6 +9648,145 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createContractAmendment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional overrides of the original’s fields (title, propertyId, startDate, endDate, services, terms; null clears a nullable one). Everything else — customer, template text — comes from the original. The content is filled again. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    propertyId?: string | null;
+                    startDate?: string | null;
+                    endDate?: string | null;
+                    /** @description Line items; totalValue = Σ line amounts (no tax: a contract states the agreed value) */
+                    services?: {
+                        description: string;
+                        /** @description Price per unit, ≥ 0, at most two decimals */
+                        unitPrice: number;
+                        /** @description Default 1; > 0, up to 3 decimals */
+                        quantity?: number;
+                    }[];
+                    terms?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description con_… */
+                            id: string;
+                            title: string;
+                            customerId: string;
+                            propertyId: string | null;
+                            templateId: string | null;
+                            amendsContractId: string | null;
+                            /**
+                             * @description draft | sent | signed | active | expired | canceled
+                             * @enum {unknown}
+                             */
+                            status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                            startDate: string | null;
+                            endDate: string | null;
+                            /** @description Σ of the services’ line amounts */
+                            totalValue: number;
+                            services: {
+                                description: string;
+                                unitPrice: number;
+                                quantity: number;
+                                /** @description round(quantity × unitPrice) to the cent, half away from zero */
+                                amount: number;
+                            }[];
+                            terms: string | null;
+                            sentAt: string | null;
+                            signedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            /** @description The full text: the filled template followed by the terms */
+                            content: string;
+                            signature: {
+                                signerName: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                signedAt: string;
+                                /** @description Address the signature came from */
+                                ipAddress: string;
+                                userAgent: string;
+                                /** @description SHA-256 (hex) of `content` as signed */
+                                contentSha256: string;
+                            } | null;
+                            /** @description Amendments made to this contract, oldest first */
+                            amendments: {
+                                /** @description The amendment (a contract, con_…) */
+                                id: string;
+                                /**
+                                 * @description draft | sent | signed | active | expired | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description Chronological */
+                            activity: {
+                                id: string;
+                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
+                                type: string;
+                                description: string;
+                                actorId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     cancelContract: {
@@ -9520,6 +9824,7 @@ export interface operations {
                             customerId: string;
                             propertyId: string | null;
                             templateId: string | null;
+                            amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
                              * @enum {unknown}
@@ -9564,10 +9869,25 @@ export interface operations {
                                 /** @description SHA-256 (hex) of `content` as signed */
                                 contentSha256: string;
                             } | null;
+                            /** @description Amendments made to this contract, oldest first */
+                            amendments: {
+                                /** @description The amendment (a contract, con_…) */
+                                id: string;
+                                /**
+                                 * @description draft | sent | signed | active | expired | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description Chronological */
                             activity: {
                                 id: string;
-                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled */
+                                /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
                                 type: string;
                                 description: string;
                                 actorId: string | null;
@@ -9640,7 +9960,16 @@ export interface operations {
     };
     listContractActivity: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
             header?: never;
             path: {
                 contract_id: string;
@@ -9663,7 +9992,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
-                            /** @description created | updated | sent | viewed | signed | activated | expired | canceled */
+                            /** @description created | updated | sent | viewed | signed | activated | expired | canceled | amended (an amendment was created; the description names it) | amendment_signed (an amendment of this contract was signed) */
                             type: string;
                             description: string;
                             actorId: string | null;
@@ -9687,10 +10016,14 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -9717,9 +10050,9 @@ export interface operations {
                             /** @description As subscribed (`*` kept as given) */
                             events: string[];
                             description: string | null;
-                            /** @description False once deactivated after 10 consecutive failed attempts */
+                            /** @description False once deactivated: the endpoint is deactivated when its consecutive failed deliveries reach 10 */
                             active: boolean;
-                            /** @description Failed attempts since the last success, requeue or enable */
+                            /** @description Consecutive failed deliveries: deliveries whose last attempt failed and that became dead since the last successful attempt, requeue or enable (a failed attempt with retries left does not count); at 10 the endpoint is deactivated */
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
@@ -9783,9 +10116,9 @@ export interface operations {
                             /** @description As subscribed (`*` kept as given) */
                             events: string[];
                             description: string | null;
-                            /** @description False once deactivated after 10 consecutive failed attempts */
+                            /** @description False once deactivated: the endpoint is deactivated when its consecutive failed deliveries reach 10 */
                             active: boolean;
-                            /** @description Failed attempts since the last success, requeue or enable */
+                            /** @description Consecutive failed deliveries: deliveries whose last attempt failed and that became dead since the last successful attempt, requeue or enable (a failed attempt with retries left does not count); at 10 the endpoint is deactivated */
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
@@ -9844,9 +10177,9 @@ export interface operations {
                             /** @description As subscribed (`*` kept as given) */
                             events: string[];
                             description: string | null;
-                            /** @description False once deactivated after 10 consecutive failed attempts */
+                            /** @description False once deactivated: the endpoint is deactivated when its consecutive failed deliveries reach 10 */
                             active: boolean;
-                            /** @description Failed attempts since the last success, requeue or enable */
+                            /** @description Consecutive failed deliveries: deliveries whose last attempt failed and that became dead since the last successful attempt, requeue or enable (a failed attempt with retries left does not count); at 10 the endpoint is deactivated */
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
@@ -9940,9 +10273,9 @@ export interface operations {
                             /** @description As subscribed (`*` kept as given) */
                             events: string[];
                             description: string | null;
-                            /** @description False once deactivated after 10 consecutive failed attempts */
+                            /** @description False once deactivated: the endpoint is deactivated when its consecutive failed deliveries reach 10 */
                             active: boolean;
-                            /** @description Failed attempts since the last success, requeue or enable */
+                            /** @description Consecutive failed deliveries: deliveries whose last attempt failed and that became dead since the last successful attempt, requeue or enable (a failed attempt with retries left does not count); at 10 the endpoint is deactivated */
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
@@ -10059,9 +10392,9 @@ export interface operations {
                             /** @description As subscribed (`*` kept as given) */
                             events: string[];
                             description: string | null;
-                            /** @description False once deactivated after 10 consecutive failed attempts */
+                            /** @description False once deactivated: the endpoint is deactivated when its consecutive failed deliveries reach 10 */
                             active: boolean;
-                            /** @description Failed attempts since the last success, requeue or enable */
+                            /** @description Consecutive failed deliveries: deliveries whose last attempt failed and that became dead since the last successful attempt, requeue or enable (a failed attempt with retries left does not count); at 10 the endpoint is deactivated */
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
@@ -10163,10 +10496,14 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 */
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
                 limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
                 /** @description pending: not yet attempted or in flight; failed: an attempt failed and a retry is scheduled; succeeded; dead: attempts used up or endpoint deactivated (requeue to try again) */
                 status?: "pending" | "succeeded" | "failed" | "dead";
             };

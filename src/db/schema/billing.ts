@@ -72,7 +72,9 @@ export const invoices = pgTable(
   (t) => [
     uniqueIndex('invoices_org_number_uq').on(t.organizationId, t.invoiceNumber),
     index('invoices_org_created_idx').on(t.organizationId, t.createdAt, t.id),
-    index('invoices_org_customer_idx').on(t.organizationId, t.customerId),
+    // Filtered lists (operations.md §1): the filter column, then the list's order.
+    index('invoices_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
+    index('invoices_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('invoices_org_date_idx').on(t.organizationId, t.invoiceDate),
     // The overdue sweep looks across organizations at open invoices only.
     index('invoices_open_due_idx').on(t.dueDate).where(sql`status IN ('sent', 'partially_paid')`),
@@ -146,7 +148,8 @@ export const estimates = pgTable(
   (t) => [
     uniqueIndex('estimates_org_number_uq').on(t.organizationId, t.estimateNumber),
     index('estimates_org_created_idx').on(t.organizationId, t.createdAt, t.id),
-    index('estimates_org_customer_idx').on(t.organizationId, t.customerId),
+    index('estimates_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
+    index('estimates_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('estimates_open_expiry_idx').on(t.expirationDate).where(sql`status IN ('sent', 'viewed')`),
   ],
 );

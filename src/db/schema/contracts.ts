@@ -71,8 +71,8 @@ export const contracts = pgTable(
   },
   (t) => [
     index('contracts_org_created_idx').on(t.organizationId, t.createdAt, t.id),
-    index('contracts_org_status_idx').on(t.organizationId, t.status),
-    index('contracts_org_customer_idx').on(t.organizationId, t.customerId),
+    index('contracts_org_status_idx').on(t.organizationId, t.status, t.createdAt, t.id),
+    index('contracts_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('contracts_org_amends_idx').on(t.organizationId, t.amendsContractId),
   ],
 );

@@ -36,6 +36,9 @@ export const customers = pgTable(
     // Ascending on purpose: Drizzle's .desc() emits DESC NULLS LAST, which cannot serve `ORDER BY … DESC`
     // (NULLS FIRST); a backward scan of an ascending index can.
     index('customers_org_live_created_idx').on(t.organizationId, t.createdAt, t.id).where(sql`${t.deletedAt} IS NULL`),
+    index('customers_org_live_status_created_idx')
+      .on(t.organizationId, t.status, t.createdAt, t.id)
+      .where(sql`${t.deletedAt} IS NULL`),
   ],
 );
 
@@ -90,7 +93,7 @@ export const properties = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index('properties_org_customer_idx').on(t.organizationId, t.customerId),
+    index('properties_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('properties_org_created_idx').on(t.organizationId, t.createdAt, t.id),
   ],
 );

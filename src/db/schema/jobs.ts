@@ -31,8 +31,8 @@ export const jobs = pgTable(
   (t) => [
     // The list's default order and the calendar's date range both walk this index.
     index('jobs_org_date_idx').on(t.organizationId, t.scheduledDate, t.createdAt, t.id),
-    index('jobs_org_status_date_idx').on(t.organizationId, t.status, t.scheduledDate),
-    index('jobs_org_customer_date_idx').on(t.organizationId, t.customerId, t.scheduledDate),
+    index('jobs_org_status_date_idx').on(t.organizationId, t.status, t.scheduledDate, t.createdAt, t.id),
+    index('jobs_org_customer_date_idx').on(t.organizationId, t.customerId, t.scheduledDate, t.createdAt, t.id),
     index('jobs_assigned_to_idx').using('gin', t.assignedTo),
   ],
 );

@@ -28,7 +28,11 @@ export const members = pgTable(
     role: text('role').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('members_org_user_uq').on(t.organizationId, t.userId), index('members_user_idx').on(t.userId)],
+  (t) => [
+    uniqueIndex('members_org_user_uq').on(t.organizationId, t.userId),
+    index('members_user_idx').on(t.userId),
+    index('members_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+  ],
 );
 
 export const invitations = pgTable(
@@ -45,7 +49,7 @@ export const invitations = pgTable(
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('invitations_org_idx').on(t.organizationId, t.createdAt)],
+  (t) => [index('invitations_org_idx').on(t.organizationId, t.createdAt, t.id)],
 );
 
 export const apiKeys = pgTable(
@@ -66,7 +70,7 @@ export const apiKeys = pgTable(
     revokedAt: ts('revoked_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('api_keys_org_idx').on(t.organizationId, t.createdAt)],
+  (t) => [index('api_keys_org_idx').on(t.organizationId, t.createdAt, t.id)],
 );
 
 /** Stored first responses for Idempotency-Key replays (decisions §3), kept 24 h. */

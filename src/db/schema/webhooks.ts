@@ -27,7 +27,7 @@ export const webhookEndpoints = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('webhook_endpoints_org_created_idx').on(t.organizationId, t.createdAt)],
+  (t) => [index('webhook_endpoints_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
 );
 
 /**
@@ -63,7 +63,8 @@ export const webhookDeliveries = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index('webhook_deliveries_org_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt),
+    index('webhook_deliveries_org_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt, t.id),
+    index('webhook_deliveries_org_endpoint_status_idx').on(t.organizationId, t.endpointId, t.status, t.createdAt, t.id),
     index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'failed')`),
   ],
 );

@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
 
-import { ApiKeyList, CreateApiKeyBody, CreatedApiKeyResponse } from './api-keys.schemas.js';
+import { ApiKeyList, ApiKeyListQuery, CreateApiKeyBody, CreatedApiKeyResponse } from './api-keys.schemas.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.service.js';
 
 export default async function apiKeyRoutes(fastify: FastifyInstance) {
@@ -37,13 +38,16 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
       config,
       schema: {
         tags,
-        summary: 'List active API keys (no secrets)',
+        summary: 'List active API keys (no secrets), newest first',
         description: 'Revoked keys are not listed. Each key shows its prefix, role and last use, never the secret.',
+        querystring: ApiKeyListQuery,
         response: { 200: ApiKeyList },
       },
     },
-    async (request) => {
-      return { data: await inRequestTenant(database.db, request, listApiKeys) };
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) => listApiKeys(ctx, page));
+      return sendPage(request, reply, page, result);
     },
   );
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { DateTime, Envelope, Nullable } from '../../platform/schemas.js';
+import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
 
 const KeyRole = Type.Union([Type.Literal('admin'), Type.Literal('member')], {
   description: 'Role the key acts with; default admin (webhooks and API keys need admin)',
@@ -29,3 +29,4 @@ export const CreateApiKeyBody = Type.Object(
 
 export const ApiKeyList = Envelope(Type.Array(ApiKey));
 export const CreatedApiKeyResponse = Envelope(CreatedApiKey);
+export const ApiKeyListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });

@@ -1,8 +1,10 @@
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys } from '../../db/schema/index.js';
 import { hashApiKey } from '../../platform/auth/principal.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId, randomToken } from '../../platform/ids.js';
+import { listPage } from '../../platform/page-query.js';
+import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 type Row = typeof apiKeys.$inferSelect;
@@ -34,13 +36,11 @@ export async function createApiKey(ctx: Ctx, input: { name: string; role?: 'admi
   return { ...view(row as Row), key };
 }
 
-export async function listApiKeys(ctx: Ctx) {
-  const rows = await ctx.tx
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.organizationId, ctx.organizationId), isNull(apiKeys.revokedAt)))
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
-  return rows.map(view);
+/** Active keys, newest first (operations.md §1; a revoked key still works as a cursor). */
+export async function listApiKeys(ctx: Ctx, page: Page) {
+  const where = and(eq(apiKeys.organizationId, ctx.organizationId), isNull(apiKeys.revokedAt));
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, apiKeys, where, page);
+  return { rows: rows.map(view), ...more };
 }
 
 export async function revokeApiKey(ctx: Ctx, id: string) {

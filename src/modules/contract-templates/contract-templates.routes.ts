@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
-import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
 
 import {
@@ -37,9 +37,8 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const { rows, total } = await inRequestTenant(database.db, request, (ctx) => listTemplates(ctx, page));
-      setPageHeaders(request, reply, page, total);
-      return { data: rows };
+      const result = await inRequestTenant(database.db, request, (ctx) => listTemplates(ctx, page));
+      return sendPage(request, reply, page, result);
     },
   );
 

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { contractTemplates } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { placeholdersIn, unknownPlaceholders } from './template-render.js';
@@ -52,8 +52,8 @@ export async function createTemplate(ctx: Ctx, input: { name: string; body: stri
 
 export async function listTemplates(ctx: Ctx, page: Page) {
   const where = eq(contractTemplates.organizationId, ctx.organizationId);
-  const { rows, total } = await newestFirst(ctx.tx, contractTemplates, where, page);
-  return { rows: rows.map(templateView), total };
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, contractTemplates, where, page);
+  return { rows: rows.map(templateView), ...more };
 }
 
 export async function getTemplate(ctx: Ctx, id: string) {

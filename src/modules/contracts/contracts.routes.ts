@@ -1,10 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
-import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams } from '../../platform/schemas.js';
 
 import {
+  ActivityListQuery,
   ActivityParams,
   AmendContractBody,
   ContractActivityResponse,
@@ -46,11 +47,8 @@ export default async function contractRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const { rows, total } = await inRequestTenant(database.db, request, (ctx) =>
-        listContracts(ctx, request.query, page),
-      );
-      setPageHeaders(request, reply, page, total);
-      return { data: rows };
+      const result = await inRequestTenant(database.db, request, (ctx) => listContracts(ctx, request.query, page));
+      return sendPage(request, reply, page, result);
     },
   );
 
@@ -209,15 +207,16 @@ export default async function contractRoutes(fastify: FastifyInstance) {
         summary: 'A contract’s activity log, oldest first',
         description: 'Every state change and view of the contract with its time and actor.',
         params: ActivityParams,
+        querystring: ActivityListQuery,
         response: { 200: ContractActivityResponse },
       },
     },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) =>
-          activityForContract(ctx, request.params.contract_id),
-        ),
-      };
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) =>
+        activityForContract(ctx, request.params.contract_id, page),
+      );
+      return sendPage(request, reply, page, result);
     },
   );
 }

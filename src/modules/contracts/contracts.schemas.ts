@@ -160,6 +160,7 @@ export const ContractListQuery = Type.Object(
 );
 
 export const ActivityParams = Type.Object({ contract_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const ActivityListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
 
 const counts = Object.fromEntries(CONTRACT_STATUSES.map((s) => [s, Type.Integer({ minimum: 0 })]));
 

@@ -5,7 +5,7 @@ import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -94,13 +94,11 @@ export async function contractActivityOf(ctx: Ctx, contractId: string) {
     .from(contractActivity)
     .where(and(eq(contractActivity.organizationId, ctx.organizationId), eq(contractActivity.contractId, contractId)))
     .orderBy(asc(contractActivity.createdAt), asc(contractActivity.id));
-  return rows.map((a) => ({
-    id: a.id,
-    type: a.type,
-    description: a.description,
-    actorId: a.actorId,
-    createdAt: a.createdAt,
-  }));
+  return rows.map(activityView);
+}
+
+function activityView(a: typeof contractActivity.$inferSelect) {
+  return { id: a.id, type: a.type, description: a.description, actorId: a.actorId, createdAt: a.createdAt };
 }
 
 /** The amendments made to a contract, oldest first. */
@@ -287,8 +285,8 @@ export async function listContracts(
   const where: SQL[] = [eq(contracts.organizationId, ctx.organizationId)];
   if (q.status) where.push(eq(contracts.status, q.status));
   if (q.customerId) where.push(eq(contracts.customerId, q.customerId));
-  const { rows, total } = await newestFirst(ctx.tx, contracts, and(...where), page);
-  return { rows: rows.map(contractView), total };
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, contracts, and(...where), page);
+  return { rows: rows.map(contractView), ...more };
 }
 
 export interface UpdateContractInput {
@@ -583,7 +581,13 @@ export async function contractAnalytics(ctx: Ctx) {
   };
 }
 
-export async function activityForContract(ctx: Ctx, id: string) {
+/** GET /api/contract-activity/:id, oldest first, one page (operations.md §1). */
+export async function activityForContract(ctx: Ctx, id: string, page: Page) {
   await findContract(ctx, id);
-  return contractActivityOf(ctx, id);
+  const where = and(eq(contractActivity.organizationId, ctx.organizationId), eq(contractActivity.contractId, id));
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, contractActivity, where, page, {
+    columns: [contractActivity.createdAt, contractActivity.id],
+    direction: 'asc',
+  });
+  return { rows: rows.map(activityView), ...more };
 }

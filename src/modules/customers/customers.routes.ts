@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
-import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 
 import {
@@ -33,7 +33,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
-        summary: 'List customers (newest first); X-Total-Count and Link carry pagination',
+        summary: 'List customers (newest first); Link rel="next" pages on, X-Total-Count with includeTotal=true',
         description:
           'Filter by `search` (name, email, phone), `tag` or `status`. Soft-deleted customers are not listed. Paginated like every list (see the README).',
         querystring: CustomerListQuery,
@@ -46,8 +46,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
       const result = await inRequestTenant(database.db, request, (ctx) =>
         listCustomers(ctx, { search, tag, status }, page),
       );
-      setPageHeaders(request, reply, page, result.total);
-      return { data: result.data };
+      return sendPage(request, reply, page, result);
     },
   );
 

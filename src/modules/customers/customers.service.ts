@@ -3,6 +3,7 @@ import { rowsOf } from '../../db/client.js';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
 import { invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -192,12 +193,17 @@ function customerListWhere(ctx: Ctx, filter: CustomerFilter, alias: 'c' | 'n'): 
  * sub-select computed once, which saves a round trip. Exposed so a test can EXPLAIN it.
  */
 export function customerListQuery(ctx: Ctx, filter: CustomerFilter, page: Page): SQL {
-  return sql`SELECT ${LIST_COLUMNS},
-      (SELECT count(*)::int FROM customers n WHERE ${customerListWhere(ctx, filter, 'n')}) AS total
+  // The cursor row is read in the statement itself so its timestamp keeps microseconds.
+  const after =
+    page.startingAfter === undefined
+      ? sql``
+      : sql`AND (c.created_at, c.id) < (SELECT created_at, id FROM customers
+          WHERE id = ${page.startingAfter} AND organization_id = ${ctx.organizationId})`;
+  return sql`SELECT ${LIST_COLUMNS}
     FROM customers c
-    WHERE ${customerListWhere(ctx, filter, 'c')}
+    WHERE ${customerListWhere(ctx, filter, 'c')} ${after}
     ORDER BY c.created_at DESC, c.id DESC
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
+    LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
 }
 
 /** Drivers hand timestamps over as text (node-postgres under Drizzle) or as Date (PGlite). */
@@ -214,12 +220,12 @@ function rowOf(raw: Record<string, unknown>): Row {
 }
 
 export async function listCustomers(ctx: Ctx, filter: CustomerFilter, page: Page) {
-  const rows = rowsOf<Record<string, unknown> & { total: number }>(
-    await ctx.tx.execute(customerListQuery(ctx, filter, page)),
+  const fetched = rowsOf<Record<string, unknown>>(await ctx.tx.execute(customerListQuery(ctx, filter, page)));
+  const { rows, hasMore } = await pageOfRows(fetched, page, () =>
+    rowExists(ctx.tx, customers, ctx.organizationId, page.startingAfter as string),
   );
-  let total = Number(rows[0]?.total ?? 0);
-  if (rows.length === 0 && page.offset > 0) {
-    // Past the last page there is no row to carry the count.
+  let total: number | undefined;
+  if (page.includeTotal) {
     const counted = rowsOf<{ n: number }>(
       await ctx.tx.execute(
         sql`SELECT count(*)::int AS n FROM customers c WHERE ${customerListWhere(ctx, filter, 'c')}`,
@@ -227,7 +233,7 @@ export async function listCustomers(ctx: Ctx, filter: CustomerFilter, page: Page
     );
     total = Number(counted[0]?.n ?? 0);
   }
-  return { data: rows.map((r) => customerView(rowOf(r))), total };
+  return { rows: rows.map((r) => customerView(rowOf(r))), hasMore, total };
 }
 
 export async function getCustomer(ctx: Ctx, id: string): Promise<CustomerView> {

@@ -5,7 +5,7 @@ import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -129,12 +129,12 @@ export async function listEstimates(
   if (q.status) where.push(eq(estimates.status, q.status));
   if (q.customerId) where.push(eq(estimates.customerId, q.customerId));
   const condition = and(...where);
-  const { rows, total } = await newestFirst(ctx.tx, estimates, condition, page);
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, estimates, condition, page);
   const lines = await linesOf(
     ctx,
     rows.map((r) => r.id),
   );
-  return { items: rows.map((r) => estimateView(r, lines.get(r.id) ?? [])), total };
+  return { rows: rows.map((r) => estimateView(r, lines.get(r.id) ?? [])), ...more };
 }
 
 const checkExpiration = (estimateDate: string, expirationDate: string) => {

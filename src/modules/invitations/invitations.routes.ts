@@ -2,7 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { inRequestTenant, userOf } from '../../platform/access.js';
-import { DateTime, Envelope, IdParams } from '../../platform/schemas.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
+import { DateTime, Envelope, IdParams, PageQuery } from '../../platform/schemas.js';
 
 import { acceptInvitation, createInvitation, listInvitations } from './invitations.service.js';
 
@@ -71,15 +72,16 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       config: admin,
       schema: {
         tags,
-        summary: 'Pending and accepted invitations',
+        summary: 'Pending and accepted invitations, newest first',
         description: 'Of the active organization.',
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
         response: { 200: Envelope(Type.Array(Invitation)) },
       },
     },
-    async (request) => {
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) => listInvitations(ctx, config.baseUrl)),
-      };
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) => listInvitations(ctx, config.baseUrl, page));
+      return sendPage(request, reply, page, result);
     },
   );
 

@@ -1,9 +1,11 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { invitations, members, users } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { listPage } from '../../platform/page-query.js';
+import type { Page } from '../../platform/pagination.js';
 import { type Ctx, withTenant } from '../../platform/tenancy.js';
 import { setActiveOrganization } from '../organizations/organizations.service.js';
 
@@ -35,13 +37,10 @@ export async function createInvitation(ctx: Ctx, baseUrl: string, input: { email
   return view(row as Row, baseUrl);
 }
 
-export async function listInvitations(ctx: Ctx, baseUrl: string) {
-  const rows = await ctx.tx
-    .select()
-    .from(invitations)
-    .where(eq(invitations.organizationId, ctx.organizationId))
-    .orderBy(desc(invitations.createdAt), desc(invitations.id));
-  return rows.map((r) => view(r, baseUrl));
+export async function listInvitations(ctx: Ctx, baseUrl: string, page: Page) {
+  const where = eq(invitations.organizationId, ctx.organizationId);
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, invitations, where, page);
+  return { rows: rows.map((r) => view(r, baseUrl)), ...more };
 }
 
 /**

@@ -5,7 +5,7 @@ import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
 import { fromCents, toCents } from '../../platform/money.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -162,12 +162,12 @@ export async function listInvoices(ctx: Ctx, q: InvoiceListQuery, page: Page) {
   if (range.from) where.push(gte(invoices.invoiceDate, range.from));
   if (range.to) where.push(lte(invoices.invoiceDate, range.to));
   const condition = and(...where);
-  const { rows, total } = await newestFirst(ctx.tx, invoices, condition, page);
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, invoices, condition, page);
   const lines = await linesOf(
     ctx,
     rows.map((r) => r.id),
   );
-  return { items: rows.map((r) => invoiceView(r, lines.get(r.id) ?? [])), total };
+  return { rows: rows.map((r) => invoiceView(r, lines.get(r.id) ?? [])), ...more };
 }
 
 export interface NewInvoice {

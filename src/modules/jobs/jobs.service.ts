@@ -3,6 +3,7 @@ import { jobActivity, jobChecklistItems, jobs, members } from '../../db/schema/i
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
@@ -191,14 +192,21 @@ function jobConditions(ctx: Ctx, f: JobFilters, range: DateRange): SQL[] {
 
 /** The page query of GET /api/jobs (exported so the scale test can EXPLAIN exactly this SQL). */
 export function jobPageQuery(ctx: Ctx, f: JobFilters, range: DateRange, page: Page) {
+  const where = jobConditions(ctx, f, range);
+  if (page.startingAfter !== undefined) {
+    where.push(afterCursor(jobs, JOB_ORDER, jobs.organizationId, ctx.organizationId, page.startingAfter));
+  }
   return ctx.tx
     .select()
     .from(jobs)
-    .where(and(...jobConditions(ctx, f, range)))
-    .orderBy(asc(jobs.scheduledDate), asc(jobs.createdAt), asc(jobs.id))
-    .limit(page.limit)
+    .where(and(...where))
+    .orderBy(...orderOf(JOB_ORDER))
+    .limit(page.limit + 1)
     .offset(page.offset);
 }
+
+/** Jobs list in calendar order: scheduledDate, then createdAt, then id (operations.md §1). */
+const JOB_ORDER: ListOrder = { columns: [jobs.scheduledDate, jobs.createdAt, jobs.id], direction: 'asc' };
 
 /** The calendar's query (exported for the scale test's EXPLAIN). */
 export function jobCalendarQuery(ctx: Ctx, f: JobFilters, range: { from: string; to: string }) {
@@ -224,9 +232,12 @@ export async function listJobs(
 ) {
   const { timezone } = await getOrgSettings(ctx);
   const range = resolveRange(q, timezone);
-  const rows = await jobPageQuery(ctx, q, range, page);
-  const [total] = await jobCountQuery(ctx, q, range);
-  return { rows: rows.map(jobView), total: Number(total?.n ?? 0) };
+  const fetched = await jobPageQuery(ctx, q, range, page);
+  const { rows, hasMore } = await pageOfRows(fetched, page, () =>
+    rowExists(ctx.tx, jobs, ctx.organizationId, page.startingAfter as string),
+  );
+  const total = page.includeTotal ? Number((await jobCountQuery(ctx, q, range))[0]?.n ?? 0) : undefined;
+  return { rows: rows.map(jobView), hasMore, total };
 }
 
 export async function jobCalendar(ctx: Ctx, q: JobFilters & { startDate: string; endDate: string }) {

@@ -2,7 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
-import { DateTime, Envelope, IdParams, NoContent } from '../../platform/schemas.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
+import { DateTime, Envelope, IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
 
 import { changeMemberRole, listMembers, removeMember } from './members.service.js';
 
@@ -33,13 +34,16 @@ export default async function memberRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
-        summary: "The active organization's members",
+        summary: "The active organization's members, oldest first",
         description: "With each member's role and email.",
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
         response: { 200: Envelope(Type.Array(Member)) },
       },
     },
-    async (request) => {
-      return { data: await inRequestTenant(database.db, request, listMembers) };
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) => listMembers(ctx, page));
+      return sendPage(request, reply, page, result);
     },
   );
 

@@ -1,11 +1,36 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import { members, users } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../platform/errors.js';
+import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
+import type { Page } from '../../platform/pagination.js';
 import type { Ctx, Role } from '../../platform/tenancy.js';
 
-/** The organization's team; other modules check assignments against it. */
-export async function listMembers(ctx: Ctx) {
-  const rows = await ctx.tx
+/** Oldest member first: the founder leads the team list. */
+const MEMBER_ORDER: ListOrder = { columns: [members.createdAt, members.id], direction: 'asc' };
+
+/** The organization's team, one page (operations.md §1). */
+export async function listMembers(ctx: Ctx, page: Page) {
+  const where: SQL[] = [eq(members.organizationId, ctx.organizationId)];
+  if (page.startingAfter !== undefined) {
+    where.push(afterCursor(members, MEMBER_ORDER, members.organizationId, ctx.organizationId, page.startingAfter));
+  }
+  const fetched = await memberViews(ctx, and(...where))
+    .orderBy(...orderOf(MEMBER_ORDER))
+    .limit(page.limit + 1)
+    .offset(page.offset);
+  const { rows, hasMore } = await pageOfRows(fetched, page, () =>
+    rowExists(ctx.tx, members, ctx.organizationId, page.startingAfter as string),
+  );
+  return { rows: rows.map((r) => ({ ...r, role: r.role as Role })), hasMore, total: await memberCount(ctx, page) };
+}
+
+async function memberCount(ctx: Ctx, page: Page) {
+  if (!page.includeTotal) return undefined;
+  return ctx.tx.$count(members, eq(members.organizationId, ctx.organizationId));
+}
+
+function memberViews(ctx: Ctx, where: SQL | undefined) {
+  return ctx.tx
     .select({
       id: members.id,
       userId: members.userId,
@@ -16,9 +41,8 @@ export async function listMembers(ctx: Ctx) {
     })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
-    .where(eq(members.organizationId, ctx.organizationId))
-    .orderBy(asc(members.createdAt), asc(members.id));
-  return rows.map((r) => ({ ...r, role: r.role as Role }));
+    .where(where)
+    .$dynamic();
 }
 
 /**
@@ -53,8 +77,8 @@ export async function changeMemberRole(ctx: Ctx, id: string, role: Role) {
     .update(members)
     .set({ role })
     .where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
-  const [view] = (await listMembers(ctx)).filter((m) => m.id === id);
-  return view as NonNullable<typeof view>;
+  const [view] = await memberViews(ctx, and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  return { ...(view as NonNullable<typeof view>), role: (view as NonNullable<typeof view>).role as Role };
 }
 
 export async function removeMember(ctx: Ctx, id: string) {

@@ -3,7 +3,7 @@ import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { properties } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { requireCustomer } from '../customers/customers.refs.js';
@@ -76,8 +76,8 @@ export async function listProperties(ctx: Ctx, filter: { customerId?: string | u
   const conditions: SQL[] = [eq(properties.organizationId, ctx.organizationId)];
   if (filter.customerId !== undefined) conditions.push(eq(properties.customerId, filter.customerId));
   const where = and(...conditions);
-  const { rows, total } = await newestFirst(ctx.tx, properties, where, page);
-  return { data: rows.map(propertyView), total };
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, properties, where, page);
+  return { rows: rows.map(propertyView), ...more };
 }
 
 export async function getProperty(ctx: Ctx, id: string) {

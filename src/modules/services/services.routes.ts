@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
-import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
 
 import {
@@ -34,8 +34,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       const result = await inRequestTenant(database.db, request, (ctx) =>
         listServices(ctx, { active: request.query.active }, page),
       );
-      setPageHeaders(request, reply, page, result.total);
-      return { data: result.data };
+      return sendPage(request, reply, page, result);
     },
   );
 

@@ -4,7 +4,7 @@ import { services } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { CreateServiceInput, SERVICE_UNITS, UpdateServiceInput } from './services.schemas.js';
@@ -52,8 +52,8 @@ export async function listServices(ctx: Ctx, filter: { active?: boolean | undefi
   const conditions: SQL[] = [eq(services.organizationId, ctx.organizationId)];
   if (filter.active !== undefined) conditions.push(eq(services.active, filter.active));
   const where = and(...conditions);
-  const { rows, total } = await newestFirst(ctx.tx, services, where, page);
-  return { data: rows.map(serviceView), total };
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, services, where, page);
+  return { rows: rows.map(serviceView), ...more };
 }
 
 export async function getService(ctx: Ctx, id: string) {

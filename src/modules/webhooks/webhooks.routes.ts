@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
-import { pageOf, setPageHeaders } from '../../platform/pagination.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
 import { SecretBox } from '../../webhooks/secrets.js';
 import {
@@ -82,9 +82,8 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const { items, total } = await inRequestTenant(database.db, request, (ctx) => listEndpoints(ctx, page));
-      setPageHeaders(request, reply, page, total);
-      return { data: items };
+      const result = await inRequestTenant(database.db, request, (ctx) => listEndpoints(ctx, page));
+      return sendPage(request, reply, page, result);
     },
   );
 
@@ -220,11 +219,10 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const { items, total } = await inRequestTenant(database.db, request, (ctx) =>
+      const result = await inRequestTenant(database.db, request, (ctx) =>
         listDeliveries(ctx, request.params.id, { status: request.query.status }, page),
       );
-      setPageHeaders(request, reply, page, total);
-      return { data: items };
+      return sendPage(request, reply, page, result);
     },
   );
 

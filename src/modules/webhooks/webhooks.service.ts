@@ -1,9 +1,9 @@
-import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
 import { AppError, type FieldIssue, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { newestFirst } from '../../platform/page-query.js';
+import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { isKnownEvent, TEST_EVENT } from '../../webhooks/catalog.js';
@@ -133,8 +133,8 @@ export async function createEndpoint(
 
 export async function listEndpoints(ctx: Ctx, page: Page) {
   const where = eq(webhookEndpoints.organizationId, ctx.organizationId);
-  const { rows, total } = await newestFirst(ctx.tx, webhookEndpoints, where, page);
-  return { items: rows.map((r) => endpointView(r)), total };
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, webhookEndpoints, where, page);
+  return { rows: rows.map((r) => endpointView(r)), ...more };
 }
 
 export async function getEndpoint(ctx: Ctx, id: string) {
@@ -240,15 +240,8 @@ export async function listDeliveries(
     eq(webhookDeliveries.endpointId, endpointId),
     filter.status ? eq(webhookDeliveries.status, filter.status) : undefined,
   );
-  const rows = await ctx.tx
-    .select()
-    .from(webhookDeliveries)
-    .where(where)
-    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  const [total] = await ctx.tx.select({ n: count() }).from(webhookDeliveries).where(where);
-  return { items: rows.map(deliveryView), total: total?.n ?? 0 };
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, webhookDeliveries, where, page);
+  return { rows: rows.map(deliveryView), ...more };
 }
 
 async function requireDelivery(ctx: Ctx, id: string, lock = false): Promise<DeliveryRow> {
