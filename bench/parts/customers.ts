@@ -32,7 +32,7 @@ function seedSql(organizationId: string, n: number): string[] {
          || chr(31) || '555' || lpad(g::text, 7, '0'),
        now() - g * interval '1 second'
      FROM generate_series(1, ${n}) AS g`,
-    'INSERT INTO customer_search (customer_id, search_text, tags) SELECT id, search_text, tags FROM customers',
+    'INSERT INTO customer_search (customer_id, organization_id, search_text, tags) SELECT id, organization_id, search_text, tags FROM customers',
     'VACUUM ANALYZE customers',
     'VACUUM ANALYZE customer_search',
   ];

@@ -16,7 +16,7 @@ routeSecuritySuite('contracts and contract templates', async (h, owner) => {
   const toSend = await make();
   const toCancel = await make();
   const signed = await make();
-  await h.database.db.update(contracts).set({ status: 'signed' }).where(eq(contracts.id, signed.id));
+  await h.admin.db.update(contracts).set({ status: 'signed' }).where(eq(contracts.id, signed.id));
   return [
     { method: 'GET', url: '/api/contract-templates' },
     { method: 'POST', url: '/api/contract-templates', body: { name: 'N', body: 'B' } },

@@ -63,8 +63,8 @@ describe('lists: keyset cursors, Link, includeTotal', () => {
                timestamptz '2026-01-01 10:00:00.000000' + (g / 3) * interval '1 microsecond'
         FROM generate_series(1, 23) AS g`);
       await ctx.tx.execute(sql`
-        INSERT INTO customer_search (customer_id, search_text, tags)
-        SELECT id, search_text, tags FROM customers WHERE organization_id = ${owner.organizationId}`);
+        INSERT INTO customer_search (customer_id, organization_id, search_text, tags)
+        SELECT id, organization_id, search_text, tags FROM customers WHERE organization_id = ${owner.organizationId}`);
     });
     const created = await owner.call('POST', '/api/customers', {
       firstName: 'Latest',

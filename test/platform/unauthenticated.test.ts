@@ -5,8 +5,8 @@ import { apiKeyCaller, createHarness, type Harness, newTenant, setPlan, type Tes
 /*
  * Spec 5.2: "All API requests except auth endpoints require authentication. When the
  * request is unauthenticated, the response status is 401." That holds before routing:
- * an unknown /api path or a method a path does not have answers 401 without credentials
- * and 404 with them.
+ * an unknown /api path or a method a path does not have answers 401 without credentials;
+ * with them, 404 for an unknown path and 405 (with Allow) for a known path's wrong method.
  */
 describe('authentication before routing under /api', () => {
   let h: Harness;
@@ -28,7 +28,7 @@ describe('authentication before routing under /api', () => {
     ['GET', '/api/'],
     ['GET', '/api/nothing-here?x=1'],
     ['GET', '/api/authx'], // not under /api/auth/
-    ['GET', '/api/payments'],
+    ['GET', '/api/nothing/deeper'],
   ] as const;
 
   it('answers 401 UNAUTHENTICATED to unknown paths and wrong methods without credentials', async () => {
@@ -46,14 +46,21 @@ describe('authentication before routing under /api', () => {
     expect(bad.statusCode).toBe(401);
   });
 
-  it('answers 404 NOT_FOUND to the same requests with a session or an API key', async () => {
+  it('answers 404 NOT_FOUND (405 for a wrong method on a real path) with a session or an API key', async () => {
     await setPlan(h, owner.organizationId, 'business');
     const key = await apiKeyCaller(h, owner);
+    const wrongMethod = new Set(['DELETE /api/customers', 'PATCH /api/invoices']);
     for (const [method, url] of unknown) {
       for (const call of [owner.call, key.call]) {
         const res = await call(method, url);
-        expect(res.statusCode, `${method} ${url}`).toBe(404);
-        expect(res.json().error.code).toBe('NOT_FOUND');
+        if (wrongMethod.has(`${method} ${url}`)) {
+          expect(res.statusCode, `${method} ${url}`).toBe(405);
+          expect(res.json().error.code).toBe('METHOD_NOT_ALLOWED');
+          expect(res.headers.allow).toContain('GET');
+        } else {
+          expect(res.statusCode, `${method} ${url}`).toBe(404);
+          expect(res.json().error.code).toBe('NOT_FOUND');
+        }
       }
     }
   });
