@@ -70,18 +70,24 @@ describe('bills and bill payments', () => {
       expect(atThreshold.status).toBe('open');
       const big = await newBill(owner, vendorId, 1000.01);
       expect(big.status).toBe('awaiting_approval');
-      expect((await owner.call('GET', '/api/ledger/entries', undefined, { query: { sourceId: big.id } })).json().data).toEqual(
-        [],
-      );
+      expect(
+        (await owner.call('GET', '/api/ledger/entries', undefined, { query: { sourceId: big.id } })).json().data,
+      ).toEqual([]);
       await expectRefused(h, owner, () => member.call('POST', `/api/bills/${big.id}/approve`), 403);
       // Not payable while awaiting approval.
-      await expectRefused(h, owner, () => pay(owner, vendorId, [{ billId: big.id, amount: 1 }]), 400, 'allocations[0].billId');
+      await expectRefused(
+        h,
+        owner,
+        () => pay(owner, vendorId, [{ billId: big.id, amount: 1 }]),
+        400,
+        'allocations[0].billId',
+      );
       const approved = await owner.call('POST', `/api/bills/${big.id}/approve`);
       expect(approved.json().data).toMatchObject({ status: 'open' });
       expect(approved.json().data.approvedBy).toBeTruthy();
-      expect((await owner.call('GET', '/api/ledger/entries', undefined, { query: { sourceId: big.id } })).json().data).toHaveLength(
-        1,
-      );
+      expect(
+        (await owner.call('GET', '/api/ledger/entries', undefined, { query: { sourceId: big.id } })).json().data,
+      ).toHaveLength(1);
       await expectRefused(h, owner, () => owner.call('POST', `/api/bills/${big.id}/approve`), 409);
       await expectRefused(h, owner, () => owner.call('POST', `/api/bills/${atThreshold.id}/approve`), 409);
     } finally {
@@ -91,7 +97,9 @@ describe('bills and bill payments', () => {
 
   it('edits: everything in draft, only dueDate and notes once posted', async () => {
     const draft = await newBill(owner, vendorId, 50, { draft: true });
-    const edited = await owner.call('PATCH', `/api/bills/${draft.id}`, { lineItems: [{ description: 'x', amount: 75 }] });
+    const edited = await owner.call('PATCH', `/api/bills/${draft.id}`, {
+      lineItems: [{ description: 'x', amount: 75 }],
+    });
     expect(edited.json().data.total).toBe(75);
     const open = await newBill(owner, vendorId, 50);
     const refused = await expectRefused(
@@ -114,7 +122,8 @@ describe('bills and bill payments', () => {
     await expectRefused(
       h,
       owner,
-      () => owner.call('POST', '/api/bills', { vendorId: foreignVendor.id, lineItems: [{ description: 'x', amount: 1 }] }),
+      () =>
+        owner.call('POST', '/api/bills', { vendorId: foreignVendor.id, lineItems: [{ description: 'x', amount: 1 }] }),
       400,
       'vendorId',
     );
@@ -135,7 +144,11 @@ describe('bills and bill payments', () => {
     await expectRefused(
       h,
       owner,
-      () => owner.call('POST', '/api/bills', { vendorId, lineItems: [{ description: 'x', amount: 1, accountCode: '4000' }] }),
+      () =>
+        owner.call('POST', '/api/bills', {
+          vendorId,
+          lineItems: [{ description: 'x', amount: 1, accountCode: '4000' }],
+        }),
       400,
       'accountCode',
     );
@@ -155,7 +168,8 @@ describe('bills and bill payments', () => {
     await expectRefused(
       h,
       owner,
-      () => owner.call('POST', '/api/bills', { vendorId, status: 'paid', lineItems: [{ description: 'x', amount: 1 }] }),
+      () =>
+        owner.call('POST', '/api/bills', { vendorId, status: 'paid', lineItems: [{ description: 'x', amount: 1 }] }),
       400,
     );
   });
@@ -194,7 +208,12 @@ describe('bills and bill payments', () => {
       amountPaid: 40,
     });
     expect((await owner.call('GET', `/api/bills/${b.id}`)).json().data).toMatchObject({ status: 'open', balance: 40 });
-    await expectRefused(h, owner, () => owner.call('POST', `/api/bill-payments/${firstId}/fail`, { reason: 'again' }), 409);
+    await expectRefused(
+      h,
+      owner,
+      () => owner.call('POST', `/api/bill-payments/${firstId}/fail`, { reason: 'again' }),
+      409,
+    );
     await expectRefused(h, owner, () => owner.call('POST', `/api/bill-payments/${firstId}/settle`), 409);
   });
 
@@ -231,16 +250,30 @@ describe('bills and bill payments', () => {
       ],
     ];
     for (const [allocations, field] of cases) {
-      await expectRefused(h, owner, () => owner.call('POST', '/api/bill-payments', { vendorId, method: 'ach', allocations }), 400, field);
+      await expectRefused(
+        h,
+        owner,
+        () => owner.call('POST', '/api/bill-payments', { vendorId, method: 'ach', allocations }),
+        400,
+        field,
+      );
     }
     await expectRefused(
       h,
       owner,
-      () => owner.call('POST', '/api/bill-payments', { vendorId, method: 'wire', allocations: [{ billId: open.id, amount: 1 }] }),
+      () =>
+        owner.call('POST', '/api/bill-payments', {
+          vendorId,
+          method: 'wire',
+          allocations: [{ billId: open.id, amount: 1 }],
+        }),
       400,
       'method',
     );
-    expect((await owner.call('GET', `/api/bills/${open.id}`)).json().data).toMatchObject({ status: 'open', balance: 10 });
+    expect((await owner.call('GET', `/api/bills/${open.id}`)).json().data).toMatchObject({
+      status: 'open',
+      balance: 10,
+    });
   });
 
   it('voids only an open bill with nothing paid, reversing its entry', async () => {
@@ -269,7 +302,8 @@ describe('bills and bill payments', () => {
     const res = await pay(owner, vendorId, [{ billId: bill.id, amount: 30 }], { paymentDate: tomorrow });
     expect(res.json().data).toMatchObject({ status: 'scheduled', paymentDate: tomorrow });
     const id = res.json().data.id;
-    const entries = (await owner.call('GET', '/api/ledger/entries', undefined, { query: { sourceId: id } })).json().data;
+    const entries = (await owner.call('GET', '/api/ledger/entries', undefined, { query: { sourceId: id } })).json()
+      .data;
     expect(entries).toHaveLength(1);
     await expectRefused(h, owner, () => owner.call('POST', `/api/bill-payments/${id}/settle`), 409);
 
@@ -287,7 +321,10 @@ describe('bills and bill payments', () => {
     const res = await pay(owner, vendorId, [{ billId: bill.id, amount: 30 }], { paymentDate: '2099-01-01' });
     const failed = await owner.call('POST', `/api/bill-payments/${res.json().data.id}/fail`, { reason: 'cancelled' });
     expect(failed.json().data.status).toBe('failed');
-    expect((await owner.call('GET', `/api/bills/${bill.id}`)).json().data).toMatchObject({ status: 'open', balance: 30 });
+    expect((await owner.call('GET', `/api/bills/${bill.id}`)).json().data).toMatchObject({
+      status: 'open',
+      balance: 30,
+    });
   });
 
   it('lists filter by status and vendor', async () => {

@@ -55,16 +55,26 @@ describe('purchasing walk-through', () => {
     expect(payRes.statusCode, payRes.body).toBe(201);
     const payment = payRes.json().data;
     expect(payment).toMatchObject({ status: 'pending', amount: 650 });
-    expect((await owner.call('GET', `/api/bills/${bill.id}`)).json().data).toMatchObject({ status: 'paid', balance: 0 });
+    expect((await owner.call('GET', `/api/bills/${bill.id}`)).json().data).toMatchObject({
+      status: 'paid',
+      balance: 0,
+    });
 
     const failEvents = await eventsDuring(h, owner.organizationId, async () => {
       expect((await owner.call('POST', `/api/bill-payments/${payment.id}/settle`)).json().data.status).toBe('settled');
-      const failed = await owner.call('POST', `/api/bill-payments/${payment.id}/fail`, { reason: 'R01 insufficient funds' });
+      const failed = await owner.call('POST', `/api/bill-payments/${payment.id}/fail`, {
+        reason: 'R01 insufficient funds',
+      });
       expect(failed.statusCode, failed.body).toBe(200);
       expect(failed.json().data).toMatchObject({ status: 'failed', failureReason: 'R01 insufficient funds' });
     });
     expect(failEvents.map((e) => e.type)).toEqual(['bill_payment.settled', 'bill_payment.failed']);
-    expect(failEvents[1]?.data).toMatchObject({ billPaymentId: payment.id, vendorId: vendor.id, amount: 650, billIds: [bill.id] });
+    expect(failEvents[1]?.data).toMatchObject({
+      billPaymentId: payment.id,
+      vendorId: vendor.id,
+      amount: 650,
+      billIds: [bill.id],
+    });
     expect((await owner.call('GET', `/api/bills/${bill.id}`)).json().data).toMatchObject({
       status: 'open',
       balance: 650,

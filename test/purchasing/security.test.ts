@@ -3,7 +3,8 @@ import { routeSecuritySuite } from '../security.js';
 routeSecuritySuite('vendors, purchase orders, bills, bill payments, ledger', async (_h, owner) => {
   const vendor = (await owner.call('POST', '/api/vendors', { name: 'Vendor' })).json().data.id as string;
   const lineItems = [{ description: 'Mulch', quantity: 1, unitCost: 10 }];
-  const po = (await owner.call('POST', '/api/purchase-orders', { vendorId: vendor, lineItems })).json().data.id as string;
+  const po = (await owner.call('POST', '/api/purchase-orders', { vendorId: vendor, lineItems })).json().data
+    .id as string;
   const bill = (
     await owner.call('POST', '/api/bills', { vendorId: vendor, lineItems: [{ description: 'x', amount: 10 }] })
   ).json().data.id as string;
@@ -47,7 +48,13 @@ routeSecuritySuite('vendors, purchase orders, bills, bill payments, ledger', asy
     },
     { method: 'GET', url: `/api/bill-payments/${payment}`, crossTenant: true, adminOnly: true },
     { method: 'POST', url: `/api/bill-payments/${payment}/settle`, crossTenant: true, adminOnly: true },
-    { method: 'POST', url: `/api/bill-payments/${payment}/fail`, body: { reason: 'x' }, crossTenant: true, adminOnly: true },
+    {
+      method: 'POST',
+      url: `/api/bill-payments/${payment}/fail`,
+      body: { reason: 'x' },
+      crossTenant: true,
+      adminOnly: true,
+    },
     { method: 'GET', url: '/api/ledger/accounts', adminOnly: true },
     { method: 'GET', url: '/api/ledger/entries', adminOnly: true },
     { method: 'GET', url: '/api/ledger/trial-balance', adminOnly: true },

@@ -1,5 +1,5 @@
 import { and, eq, type SQL } from 'drizzle-orm';
-import { isForeignKeyViolation } from '../../db/pg-errors.js';
+import { isForeignKeyViolation, sqlStateOf } from '../../db/pg-errors.js';
 import { vendors } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -83,7 +83,8 @@ export async function deleteVendor(ctx: Ctx, id: string) {
     const rows = await ctx.tx.delete(vendors).where(mine(ctx, id)).returning({ id: vendors.id });
     if (rows.length === 0) throw notFound('Vendor');
   } catch (err) {
-    if (isForeignKeyViolation(err)) {
+    // ON DELETE RESTRICT reports 23001 (restrict_violation), NO ACTION 23503.
+    if (isForeignKeyViolation(err) || sqlStateOf(err) === '23001') {
       throw new AppError('CONFLICT', 'Vendor has purchase orders or bills; set active to false instead');
     }
     throw err;
