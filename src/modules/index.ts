@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
+import billPaymentRoutes from './bill-payments/bill-payments.routes.js';
+import billRoutes from './bills/bills.routes.js';
 import contractTemplateRoutes from './contract-templates/contract-templates.routes.js';
 import contractRoutes from './contracts/contracts.routes.js';
 import customerRoutes from './customers/customers.routes.js';
@@ -8,12 +10,15 @@ import estimateRoutes from './estimates/estimates.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import invoiceRoutes from './invoices/invoices.routes.js';
 import jobRoutes from './jobs/jobs.routes.js';
+import ledgerRoutes from './ledger/ledger.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
 import portalRoutes from './portal/portal.routes.js';
 import propertyRoutes from './properties/properties.routes.js';
+import purchaseOrderRoutes from './purchase-orders/purchase-orders.routes.js';
 import serviceRoutes from './services/services.routes.js';
 import settingsRoutes from './settings/settings.routes.js';
+import vendorRoutes from './vendors/vendors.routes.js';
 import webhookRoutes from './webhooks/webhooks.routes.js';
 
 /** Every route module, registered in this order by buildApp. One line per module. */
@@ -34,4 +39,9 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   contractTemplateRoutes,
   contractRoutes,
   webhookRoutes,
+  vendorRoutes,
+  purchaseOrderRoutes,
+  billRoutes,
+  billPaymentRoutes,
+  ledgerRoutes,
 ];

@@ -4,6 +4,8 @@ export * from './contracts.js';
 export * from './customers.js';
 export * from './events.js';
 export * from './jobs.js';
+export * from './ledger.js';
 export * from './organizations.js';
 export * from './portal.js';
+export * from './purchasing.js';
 export * from './webhooks.js';

@@ -26,6 +26,7 @@ import { nextDocumentNumber } from '../billing/numbering.js';
 import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
+import { postInvoiceIssued, postInvoicePayment, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
 import type { PaymentMethod } from './invoices.schemas.js';
 import {
   acceptsPayment,
@@ -318,6 +319,13 @@ export async function deleteInvoice(ctx: Ctx, id: string): Promise<void> {
   await ctx.tx.delete(invoices).where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)));
 }
 
+/** The ledger entry of a transition, in its transaction (operations.md §3). */
+async function postTransition(ctx: Ctx, trigger: InvoiceTrigger, before: InvoiceRow, after: InvoiceRow) {
+  if (trigger === 'void') await postInvoiceVoid(ctx, before);
+  else if (trigger === 'write_off') await postInvoiceWriteOff(ctx, before);
+  else if (before.status === 'draft' && after.status !== 'draft') await postInvoiceIssued(ctx, after);
+}
+
 /** Moves an invoice by `trigger` (409 if the table refuses), then emits. */
 async function transition(
   ctx: Ctx,
@@ -332,6 +340,7 @@ async function transition(
     .set({ ...extra, status, updatedAt: new Date() })
     .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
     .returning();
+  await postTransition(ctx, trigger, before, row as InvoiceRow);
   const detail = await detailOf(ctx, row as InvoiceRow);
   await emitInvoiceTransition(ctx, trigger, before.status, detail);
   return { detail, before };
@@ -409,6 +418,9 @@ export async function recordPayment(ctx: Ctx, id: string, input: PaymentInput): 
     .set({ status: next, amountPaidCents: row.amountPaidCents + amountCents, updatedAt: new Date() })
     .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
     .returning();
+  // Paid straight from draft: the invoice enters receivables first, then the payment clears it.
+  if (status === 'draft') await postInvoiceIssued(ctx, updated as InvoiceRow);
+  await postInvoicePayment(ctx, row, payment);
   const detail = await detailOf(ctx, updated as InvoiceRow);
   await emitInvoiceTransition(ctx, trigger, status, detail);
   await emit(ctx, 'payment.received', {

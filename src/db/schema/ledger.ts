@@ -1,0 +1,50 @@
+import { bigint, date, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { createdAt, organizationId } from './columns.js';
+
+/*
+ * The double-entry ledger (operations.md §3). Entries are only ever inserted:
+ * a correction is a new entry that reverses an earlier one. The chart of accounts
+ * is fixed and lives in code (modules/ledger/ledger.accounts.ts), so lines carry
+ * the account code itself.
+ */
+
+const cents = (name: string) => bigint(name, { mode: 'number' });
+
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    /** The calendar date the entry belongs to (trial balance asOf compares it). */
+    entryDate: date('entry_date', { mode: 'string' }).notNull(),
+    /** invoice | payment | bill | bill_payment | refund … : what caused the entry. */
+    sourceType: text('source_type').notNull(),
+    sourceId: text('source_id').notNull(),
+    memo: text('memo').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('ledger_entries_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('ledger_entries_org_source_idx').on(t.organizationId, t.sourceType, t.sourceId),
+    index('ledger_entries_org_date_idx').on(t.organizationId, t.entryDate),
+  ],
+);
+
+export const ledgerLines = pgTable(
+  'ledger_lines',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    entryId: text('entry_id')
+      .notNull()
+      .references(() => ledgerEntries.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    accountCode: text('account_code').notNull(),
+    debitCents: cents('debit_cents').notNull().default(0),
+    creditCents: cents('credit_cents').notNull().default(0),
+  },
+  (t) => [
+    index('ledger_lines_org_entry_idx').on(t.organizationId, t.entryId, t.position),
+    index('ledger_lines_org_account_idx').on(t.organizationId, t.accountCode),
+  ],
+);

@@ -1,0 +1,114 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { inRequestTenant } from '../../platform/access.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
+import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { BillList, BillListQuery, BillResponse, CreateBillBody, UpdateBillBody } from './bills.schemas.js';
+import {
+  approveBill,
+  createBill,
+  deleteBill,
+  getBill,
+  listBills,
+  postBill,
+  updateBill,
+  voidBill,
+} from './bills.service.js';
+
+/** Payables are the books: owner/admin only (operations.md §3). */
+const roles = ['owner', 'admin'] as const;
+
+export default async function billRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  const tags = ['bills'];
+
+  app.get(
+    '/api/bills',
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'List vendor bills, newest first (filters: status, vendorId, purchaseOrderId)',
+        querystring: BillListQuery,
+        response: { 200: BillList },
+      },
+    },
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) => listBills(ctx, request.query, page));
+      return sendPage(request, reply, page, result);
+    },
+  );
+
+  app.get(
+    '/api/bills/:id',
+    { config: { roles }, schema: { tags, summary: 'One bill', params: IdParams, response: { 200: BillResponse } } },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => getBill(ctx, request.params.id)),
+    }),
+  );
+
+  app.post(
+    '/api/bills',
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary:
+          'Record a vendor bill: posted at once (open, or awaiting_approval above the threshold) unless draft (emits bill.created)',
+        body: CreateBillBody,
+        response: { 201: BillResponse },
+      },
+    },
+    async (request, reply) => {
+      const data = await inRequestTenant(database.db, request, (ctx) => createBill(ctx, request.body));
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.patch(
+    '/api/bills/:id',
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'Change a bill: anything while draft or awaiting approval, then only dueDate and notes',
+        params: IdParams,
+        body: UpdateBillBody,
+        response: { 200: BillResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => updateBill(ctx, request.params.id, request.body)),
+    }),
+  );
+
+  app.delete(
+    '/api/bills/:id',
+    {
+      config: { roles },
+      schema: { tags, summary: 'Delete a draft bill (409 otherwise)', params: IdParams, response: { 204: NoContent } },
+    },
+    async (request, reply) => {
+      await inRequestTenant(database.db, request, (ctx) => deleteBill(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+
+  const action = (path: string, summary: string, run: typeof postBill) =>
+    app.post(
+      `/api/bills/:id/${path}`,
+      {
+        config: { roles },
+        schema: { tags, summary, params: IdParams, body: EmptyBody, response: { 200: BillResponse } },
+      },
+      async (request) => ({
+        data: await inRequestTenant(database.db, request, (ctx) => run(ctx, request.params.id)),
+      }),
+    );
+
+  action('post', 'Post a draft: open (booked to Accounts Payable), or awaiting_approval above the threshold', postBill);
+  action('approve', 'Approve a bill awaiting approval → open, booked (emits bill.approved)', approveBill);
+  action('void', 'Void an open bill with nothing paid; its ledger entry is reversed (emits bill.voided)', voidBill);
+}

@@ -1,0 +1,76 @@
+import type { invoices, payments } from '../../db/schema/index.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { ACCOUNT } from '../ledger/ledger.accounts.js';
+import { postEntry } from '../ledger/ledger.service.js';
+
+type InvoiceRow = typeof invoices.$inferSelect;
+type PaymentRow = typeof payments.$inferSelect;
+
+/*
+ * What each invoice change posts to the ledger (operations.md §3), in the
+ * transaction of the change. An invoice enters receivables when it leaves draft;
+ * a draft that is voided or deleted was never booked, so it posts nothing.
+ */
+
+/** Leaving draft (sent, or paid straight from draft): Dr 1100 total; Cr 4000 subtotal, Cr 2100 tax. */
+export function postInvoiceIssued(ctx: Ctx, inv: InvoiceRow) {
+  return postEntry(ctx, {
+    sourceType: 'invoice',
+    sourceId: inv.id,
+    memo: `Invoice ${inv.invoiceNumber} issued`,
+    lines: [
+      { accountCode: ACCOUNT.receivable, debit: inv.totalCents },
+      { accountCode: ACCOUNT.revenue, credit: inv.subtotalCents },
+      { accountCode: ACCOUNT.salesTax, credit: inv.taxCents },
+    ],
+  });
+}
+
+/** A payment: Dr 1000, Cr 1100, dated the day it was paid. */
+export function postInvoicePayment(ctx: Ctx, inv: InvoiceRow, payment: PaymentRow) {
+  return postEntry(ctx, {
+    sourceType: 'payment',
+    sourceId: payment.id,
+    memo: `Payment on invoice ${inv.invoiceNumber}`,
+    entryDate: payment.paymentDate,
+    lines: [
+      { accountCode: ACCOUNT.cash, debit: payment.amountCents },
+      { accountCode: ACCOUNT.receivable, credit: payment.amountCents },
+    ],
+  });
+}
+
+/** Write-off: the unpaid balance moves from 1100 to 6900 Bad Debt. */
+export function postInvoiceWriteOff(ctx: Ctx, before: InvoiceRow) {
+  const balance = before.totalCents - before.amountPaidCents;
+  return postEntry(ctx, {
+    sourceType: 'invoice',
+    sourceId: before.id,
+    memo: `Invoice ${before.invoiceNumber} written off`,
+    lines: [
+      { accountCode: ACCOUNT.badDebt, debit: balance },
+      { accountCode: ACCOUNT.receivable, credit: balance },
+    ],
+  });
+}
+
+/**
+ * Void of an issued invoice: the revenue and tax are reversed; the unpaid part
+ * leaves 1100 (or 6900, when it had been written off), and what the customer had
+ * paid becomes a credit owed to them (2300).
+ */
+export function postInvoiceVoid(ctx: Ctx, before: InvoiceRow) {
+  if (before.status === 'draft') return Promise.resolve(null);
+  const unpaid = before.totalCents - before.amountPaidCents;
+  return postEntry(ctx, {
+    sourceType: 'invoice',
+    sourceId: before.id,
+    memo: `Invoice ${before.invoiceNumber} voided`,
+    lines: [
+      { accountCode: ACCOUNT.revenue, debit: before.subtotalCents },
+      { accountCode: ACCOUNT.salesTax, debit: before.taxCents },
+      { accountCode: before.status === 'written_off' ? ACCOUNT.badDebt : ACCOUNT.receivable, credit: unpaid },
+      { accountCode: ACCOUNT.customerCredits, credit: before.amountPaidCents },
+    ],
+  });
+}

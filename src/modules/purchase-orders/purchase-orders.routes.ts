@@ -1,0 +1,173 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { inRequestTenant } from '../../platform/access.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
+import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import {
+  BillResponse,
+  CreatePoBody,
+  PoList,
+  PoListQuery,
+  PoResponse,
+  SentPoResponse,
+  UpdatePoBody,
+} from './purchase-orders.schemas.js';
+import {
+  billFromPurchaseOrder,
+  cancelPurchaseOrder,
+  createPurchaseOrder,
+  deletePurchaseOrder,
+  getPurchaseOrder,
+  listPurchaseOrders,
+  receivePurchaseOrder,
+  sendPurchaseOrder,
+  updatePurchaseOrder,
+} from './purchase-orders.service.js';
+
+/** Every role may order materials; turning an order into a bill is payables work (owner/admin). */
+export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database, mailer } = app.deps;
+  const tags = ['purchase-orders'];
+
+  app.get(
+    '/api/purchase-orders',
+    {
+      schema: {
+        tags,
+        summary: 'List purchase orders, newest first (filters: status, vendorId, jobId)',
+        querystring: PoListQuery,
+        response: { 200: PoList },
+      },
+    },
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) => listPurchaseOrders(ctx, request.query, page));
+      return sendPage(request, reply, page, result);
+    },
+  );
+
+  app.get(
+    '/api/purchase-orders/:id',
+    { schema: { tags, summary: 'One purchase order', params: IdParams, response: { 200: PoResponse } } },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => getPurchaseOrder(ctx, request.params.id)),
+    }),
+  );
+
+  app.post(
+    '/api/purchase-orders',
+    {
+      schema: {
+        tags,
+        summary: 'Create a draft purchase order (emits purchase-order.created)',
+        body: CreatePoBody,
+        response: { 201: PoResponse },
+      },
+    },
+    async (request, reply) => {
+      const data = await inRequestTenant(database.db, request, (ctx) => createPurchaseOrder(ctx, request.body));
+      return reply.code(201).send({ data });
+    },
+  );
+
+  app.patch(
+    '/api/purchase-orders/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change a draft purchase order (409 once sent)',
+        params: IdParams,
+        body: UpdatePoBody,
+        response: { 200: PoResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) =>
+        updatePurchaseOrder(ctx, request.params.id, request.body),
+      ),
+    }),
+  );
+
+  app.delete(
+    '/api/purchase-orders/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a draft purchase order (409 otherwise)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      await inRequestTenant(database.db, request, (ctx) => deletePurchaseOrder(ctx, request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/purchase-orders/:id/send',
+    {
+      schema: {
+        tags,
+        summary: 'draft → sent; mails the vendor when it has an email (emits purchase-order.sent)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: SentPoResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => sendPurchaseOrder(ctx, request.params.id, mailer)),
+    }),
+  );
+
+  app.post(
+    '/api/purchase-orders/:id/receive',
+    {
+      schema: {
+        tags,
+        summary: 'sent → received (emits purchase-order.received)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: PoResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => receivePurchaseOrder(ctx, request.params.id)),
+    }),
+  );
+
+  app.post(
+    '/api/purchase-orders/:id/cancel',
+    {
+      schema: {
+        tags,
+        summary: 'draft | sent → cancelled (emits purchase-order.cancelled)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 200: PoResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => cancelPurchaseOrder(ctx, request.params.id)),
+    }),
+  );
+
+  app.post(
+    '/api/purchase-orders/:id/bill',
+    {
+      config: { roles: ['owner', 'admin'] },
+      schema: {
+        tags,
+        summary: 'Create a draft bill with a received order’s lines (owner/admin; emits bill.created)',
+        params: IdParams,
+        body: EmptyBody,
+        response: { 201: BillResponse },
+      },
+    },
+    async (request, reply) => {
+      const data = await inRequestTenant(database.db, request, (ctx) => billFromPurchaseOrder(ctx, request.params.id));
+      return reply.code(201).send({ data });
+    },
+  );
+}
