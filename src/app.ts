@@ -37,6 +37,8 @@ export interface RegisteredRoute {
   url: string;
   hidden: boolean;
   responseStatuses: string[];
+  /** The route's declared access (undefined: the default, `tenant` under /api). */
+  access: string | undefined;
 }
 
 declare module 'fastify' {
@@ -185,6 +187,7 @@ export async function buildApp(
         url: route.url,
         hidden: schema?.hide === true,
         responseStatuses: Object.keys(schema?.response ?? {}),
+        access: (route.config as { access?: string } | undefined)?.access,
       });
     }
     if (schema?.response && !schema.hide) {

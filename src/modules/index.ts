@@ -3,6 +3,7 @@ import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
 import contractTemplateRoutes from './contract-templates/contract-templates.routes.js';
 import contractRoutes from './contracts/contracts.routes.js';
+import crewTrackingRoutes from './crew-tracking/crew-tracking.routes.js';
 import customerRoutes from './customers/customers.routes.js';
 import estimateRoutes from './estimates/estimates.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
@@ -33,5 +34,6 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   jobRoutes,
   contractTemplateRoutes,
   contractRoutes,
+  crewTrackingRoutes,
   webhookRoutes,
 ];

@@ -7,3 +7,5 @@ export * from './jobs.js';
 export * from './organizations.js';
 export * from './portal.js';
 export * from './webhooks.js';
+export * from './crew-tracking.js';
+export * from './equipment.js';
