@@ -34,12 +34,18 @@ describe('crews', () => {
     const created = await owner.call('POST', '/api/crew-tracking/crews', { name: 'Crew A', memberIds: [memberMem] });
     expect(created.statusCode).toBe(201);
     const crew = created.json().data;
-    expect(crew).toMatchObject({ name: 'Crew A', memberIds: [memberMem], members: [{ memberId: memberMem, userId: member.userId }] });
+    expect(crew).toMatchObject({
+      name: 'Crew A',
+      memberIds: [memberMem],
+      members: [{ memberId: memberMem, userId: member.userId }],
+    });
     expect(crew.id).toMatch(/^crw_/);
     expect((await member.call('GET', `/api/crew-tracking/crews/${crew.id}`)).statusCode).toBe(200);
     const list = await member.call('GET', '/api/crew-tracking/crews');
     expect(list.json().data.map((c: { id: string }) => c.id)).toContain(crew.id);
-    const patched = await owner.call('PATCH', `/api/crew-tracking/crews/${crew.id}`, { memberIds: [ownerMem, memberMem] });
+    const patched = await owner.call('PATCH', `/api/crew-tracking/crews/${crew.id}`, {
+      memberIds: [ownerMem, memberMem],
+    });
     expect(patched.json().data.memberIds).toEqual([ownerMem, memberMem]);
     expect((await owner.call('DELETE', `/api/crew-tracking/crews/${crew.id}`)).statusCode).toBe(204);
     expect((await owner.call('GET', `/api/crew-tracking/crews/${crew.id}`)).statusCode).toBe(404);
@@ -180,7 +186,9 @@ describe('time entries', () => {
     expect(list.headers.link).toContain('rel="next"');
     const byJob = await owner.call('GET', '/api/crew-tracking/time-entries', undefined, { query: { jobId } });
     expect(byJob.json().data.every((e: { jobId: string }) => e.jobId === jobId)).toBe(true);
-    const future = await owner.call('GET', '/api/crew-tracking/time-entries', undefined, { query: { from: '2099-01-01' } });
+    const future = await owner.call('GET', '/api/crew-tracking/time-entries', undefined, {
+      query: { from: '2099-01-01' },
+    });
     expect(future.json().data).toEqual([]);
 
     const patched = await owner.call('PATCH', `/api/crew-tracking/time-entries/${id}`, { mileage: 5.5, jobId });
@@ -206,8 +214,12 @@ describe('time entries', () => {
     expect(mileage.statusCode).toBe(400);
     const foreignJob = await owner.call('PATCH', `/api/crew-tracking/time-entries/${id}`, { jobId: otherJobId });
     expect(foreignJob.statusCode).toBe(400);
-    expect((await member.call('PATCH', `/api/crew-tracking/time-entries/${id}`, { type: 'drive' })).statusCode).toBe(403);
-    expect((await other.call('PATCH', `/api/crew-tracking/time-entries/${id}`, { type: 'drive' })).statusCode).toBe(404);
+    expect((await member.call('PATCH', `/api/crew-tracking/time-entries/${id}`, { type: 'drive' })).statusCode).toBe(
+      403,
+    );
+    expect((await other.call('PATCH', `/api/crew-tracking/time-entries/${id}`, { type: 'drive' })).statusCode).toBe(
+      404,
+    );
     expect((await owner.call('PATCH', `/api/crew-tracking/time-entries/${id}`, { bogus: 1 })).statusCode).toBe(400);
     const unchanged = await owner.call('GET', `/api/crew-tracking/time-entries/${id}`);
     expect(unchanged.json().data.edits).toEqual([]);

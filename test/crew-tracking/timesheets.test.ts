@@ -38,7 +38,14 @@ describe('timesheets in the organization timezone', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual([
       { memberId: memberMem, userId: member.userId, date: '2026-03-07', workMinutes: 120, driveMinutes: 0, mileage: 0 },
-      { memberId: memberMem, userId: member.userId, date: '2026-03-08', workMinutes: 180, driveMinutes: 30, mileage: 42.5 },
+      {
+        memberId: memberMem,
+        userId: member.userId,
+        date: '2026-03-08',
+        workMinutes: 180,
+        driveMinutes: 30,
+        mileage: 42.5,
+      },
       { memberId: memberMem, userId: member.userId, date: '2026-03-09', workMinutes: 0, driveMinutes: 30, mileage: 0 },
     ]);
   });
@@ -50,7 +57,14 @@ describe('timesheets in the organization timezone', () => {
       query: { from: '2026-11-01', to: '2026-11-01' },
     });
     expect(res.json().data).toEqual([
-      { memberId: memberMem, userId: member.userId, date: '2026-11-01', workMinutes: 25 * 60, driveMinutes: 0, mileage: 0 },
+      {
+        memberId: memberMem,
+        userId: member.userId,
+        date: '2026-11-01',
+        workMinutes: 25 * 60,
+        driveMinutes: 0,
+        mileage: 0,
+      },
     ]);
   });
 

@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { bigint, date, doublePrecision, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  date,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { crews } from './crew-tracking.js';
 import { jobs } from './jobs.js';
@@ -30,7 +40,9 @@ export const equipment = pgTable(
   },
   (t) => [
     index('equipment_org_created_idx').on(t.organizationId, t.createdAt, t.id),
-    uniqueIndex('equipment_org_serial_uq').on(t.organizationId, t.serialNumber).where(sql`${t.serialNumber} IS NOT NULL`),
+    uniqueIndex('equipment_org_serial_uq')
+      .on(t.organizationId, t.serialNumber)
+      .where(sql`${t.serialNumber} IS NOT NULL`),
   ],
 );
 

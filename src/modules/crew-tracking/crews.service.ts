@@ -5,8 +5,8 @@ import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { CreateCrewInput, UpdateCrewInput } from './crews.schemas.js';
 import { requireMembers } from './crew-tracking.refs.js';
+import type { CreateCrewInput, UpdateCrewInput } from './crews.schemas.js';
 
 type Row = typeof crews.$inferSelect;
 
@@ -48,7 +48,13 @@ export async function createCrew(ctx: Ctx, input: CreateCrewInput) {
 }
 
 export async function listCrews(ctx: Ctx, page: Page) {
-  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, crews, eq(crews.organizationId, ctx.organizationId), page);
+  const { rows, ...more } = await listPage(
+    ctx.tx,
+    ctx.organizationId,
+    crews,
+    eq(crews.organizationId, ctx.organizationId),
+    page,
+  );
   return { rows: await views(ctx, rows), ...more };
 }
 

@@ -1,7 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
-import { LatestList, PostLocationsBody, PostLocationsResponse, TrailQuery, TrailResponse } from './locations.schemas.js';
+import {
+  LatestList,
+  PostLocationsBody,
+  PostLocationsResponse,
+  TrailQuery,
+  TrailResponse,
+} from './locations.schemas.js';
 import { latestLocations, postLocations, trail } from './locations.service.js';
 
 export async function locationRoutes(fastify: FastifyInstance) {

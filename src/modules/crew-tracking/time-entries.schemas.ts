@@ -69,7 +69,9 @@ export type ClockOutInput = Static<typeof ClockOutBody>;
 export const UpdateTimeEntryBody = Type.Object(
   {
     startedAt: Type.Optional(Instant('Corrected start')),
-    endedAt: Type.Optional(Instant('Corrected end (closes nothing new: only for entries already closed or to fix one)')),
+    endedAt: Type.Optional(
+      Instant('Corrected end (closes nothing new: only for entries already closed or to fix one)'),
+    ),
     type: Type.Optional(EntryType),
     jobId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
     mileage: Type.Optional(Nullable(Mileage)),

@@ -1,4 +1,4 @@
-import { timeEntries } from '../../db/schema/index.js';
+import type { timeEntries } from '../../db/schema/index.js';
 
 export type TimeEntryRow = typeof timeEntries.$inferSelect;
 type Point = { lat: number; lng: number };

@@ -73,7 +73,14 @@ export async function timeRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/crew-tracking/time-entries/:id',
-    { schema: { tags, summary: 'One time entry with its edits', params: IdParams, response: { 200: TimeEntryResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One time entry with its edits',
+        params: IdParams,
+        response: { 200: TimeEntryResponse },
+      },
+    },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => getTimeEntry(ctx, request.params.id)),
     }),
@@ -92,9 +99,7 @@ export async function timeRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => ({
-      data: await inRequestTenant(database.db, request, (ctx) =>
-        updateTimeEntry(ctx, request.params.id, request.body),
-      ),
+      data: await inRequestTenant(database.db, request, (ctx) => updateTimeEntry(ctx, request.params.id, request.body)),
     }),
   );
 

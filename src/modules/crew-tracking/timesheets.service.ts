@@ -34,7 +34,10 @@ export async function timesheets(ctx: Ctx, q: { from: string; to: string; member
     or(isNull(timeEntries.endedAt), gt(timeEntries.endedAt, rangeStart)) as SQL,
   ];
   if (q.memberId) where.push(eq(timeEntries.memberId, q.memberId));
-  const rows = await ctx.tx.select().from(timeEntries).where(and(...where));
+  const rows = await ctx.tx
+    .select()
+    .from(timeEntries)
+    .where(and(...where));
 
   const now = new Date();
   const days = new Map<string, Day>();
@@ -57,7 +60,8 @@ export async function timesheets(ctx: Ctx, q: { from: string; to: string; member
       else d.workMs += part.ms;
     }
     const startDate = today(tz, e.startedAt);
-    if (e.mileage && startDate >= q.from && startDate <= q.to) dayOf(e.memberId, e.userId, startDate).mileage += e.mileage;
+    if (e.mileage && startDate >= q.from && startDate <= q.to)
+      dayOf(e.memberId, e.userId, startDate).mileage += e.mileage;
   }
   return [...days.values()]
     .map((d) => ({

@@ -3,9 +3,9 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { apiKeys, members, organizations } from '../../db/schema/index.js';
+import { resolveDeviceToken } from '../../modules/crew-tracking/devices.lookup.js';
 import { AppError } from '../errors.js';
 import type { Actor, Role } from '../tenancy.js';
-import { resolveDeviceToken } from '../../modules/crew-tracking/devices.lookup.js';
 import type { Auth } from './better-auth.js';
 
 /** Who sent a request, resolved once per request (and cached briefly, see below). */
