@@ -5,6 +5,7 @@ import contractTemplateRoutes from './contract-templates/contract-templates.rout
 import contractRoutes from './contracts/contracts.routes.js';
 import crewTrackingRoutes from './crew-tracking/crew-tracking.routes.js';
 import customerRoutes from './customers/customers.routes.js';
+import equipmentRoutes from './equipment/equipment.routes.js';
 import estimateRoutes from './estimates/estimates.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import invoiceRoutes from './invoices/invoices.routes.js';
@@ -35,5 +36,6 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   contractTemplateRoutes,
   contractRoutes,
   crewTrackingRoutes,
+  equipmentRoutes,
   webhookRoutes,
 ];
