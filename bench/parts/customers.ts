@@ -20,7 +20,7 @@ const CONNECTIONS = 10;
 const SEARCH = 'user123';
 
 /** 10,000 customers in one organization, in the service's search-text format, then VACUUM ANALYZE. */
-function seedSql(organizationId: string): string[] {
+export function seedSql(organizationId: string): string[] {
   return [
     `INSERT INTO customers (id, organization_id, first_name, last_name, email, phone, billing_address, billing_city,
        billing_state, billing_zip, tags, search_text, created_at)

@@ -1,7 +1,8 @@
 import type { BenchPart } from '../lib.js';
 import { billingBench } from './billing.js';
+import { crewTrackingBench } from './crew-tracking.js';
 import { customersBench } from './customers.js';
 import { webhooksBench } from './webhooks.js';
 
 /** Every benchmark part, in the order they run. */
-export const benchParts: BenchPart[] = [customersBench, webhooksBench, billingBench];
+export const benchParts: BenchPart[] = [customersBench, webhooksBench, billingBench, crewTrackingBench];
