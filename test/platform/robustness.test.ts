@@ -44,7 +44,7 @@ describe('no route answers 5xx to bad input', () => {
   });
   afterAll(async () => h?.close());
 
-  // Every route × 5 ids × 8 bodies or 6 queries: the budget grows with the route table (crew tracking and equipment add 33).
+  // Every route × 5 ids × 8 bodies or 6 queries: the budget grows with the route table (crew tracking and equipment add 31).
   it('survives garbage ids, bodies and query strings on every /api route', { timeout: 180_000 }, async () => {
     const routes = h.app.registeredRoutes.filter(
       (r) =>
