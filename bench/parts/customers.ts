@@ -21,7 +21,7 @@ const SEARCH = 'user4321@';
 const customerId = (g: number) => `cus_bench${String(g).padStart(6, '0')}`;
 
 /** `n` customers in one organization, in the service's search-text format, newest = g 1, then VACUUM ANALYZE. */
-function seedSql(organizationId: string, n: number): string[] {
+export function seedSql(organizationId: string, n: number): string[] {
   return [
     `INSERT INTO customers (id, organization_id, first_name, last_name, email, phone, billing_address, billing_city,
        billing_state, billing_zip, tags, search_text, created_at)

@@ -1,8 +1,9 @@
 import type { BenchPart } from '../lib.js';
 import { billingBench } from './billing.js';
+import { crewTrackingBench } from './crew-tracking.js';
 import { customersBench } from './customers.js';
 import { jobsBench } from './jobs.js';
 import { webhooksBench } from './webhooks.js';
 
 /** Every benchmark part, in the order they run. */
-export const benchParts: BenchPart[] = [customersBench, jobsBench, webhooksBench, billingBench];
+export const benchParts: BenchPart[] = [customersBench, jobsBench, webhooksBench, billingBench, crewTrackingBench];

@@ -5,7 +5,9 @@ import billPaymentRoutes from './bill-payments/bill-payments.routes.js';
 import billRoutes from './bills/bills.routes.js';
 import contractTemplateRoutes from './contract-templates/contract-templates.routes.js';
 import contractRoutes from './contracts/contracts.routes.js';
+import crewTrackingRoutes from './crew-tracking/crew-tracking.routes.js';
 import customerRoutes from './customers/customers.routes.js';
+import equipmentRoutes from './equipment/equipment.routes.js';
 import estimateRoutes from './estimates/estimates.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import invoiceRoutes from './invoices/invoices.routes.js';
@@ -38,6 +40,8 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   jobRoutes,
   contractTemplateRoutes,
   contractRoutes,
+  crewTrackingRoutes,
+  equipmentRoutes,
   webhookRoutes,
   vendorRoutes,
   purchaseOrderRoutes,

@@ -10,6 +10,7 @@ import {
   planRequiredMessage,
   presentedCredential,
 } from './auth/principal.js';
+import { mayReach } from './auth/scopes.js';
 import { AppError } from './errors.js';
 import { consumeRequest, type Limiters } from './rate-limit.js';
 import { type Actor, type Ctx, inTenant, type Role } from './tenancy.js';
@@ -111,9 +112,14 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
     const key =
       principal.kind === 'apiKey'
         ? `key:${principal.apiKeyId}`
-        : `user:${principal.userId}:${principal.organizationId ?? '-'}`;
+        : principal.kind === 'device'
+          ? `device:${principal.deviceId}`
+          : `user:${principal.userId}:${principal.organizationId ?? '-'}`;
     reply.headers(await consumeRequest(opts.limiters, key));
     if (unmatched) return; // authenticated: the not-found handler answers 404
+    if (!mayReach(principal.kind, request.method, route.url ?? '')) {
+      throw new AppError('FORBIDDEN', `This credential (${principal.kind}) may not use ${request.method} ${route.url}`);
+    }
     if (principal.kind === 'apiKey' && !hasFeature(principal.plan, 'apiAccess')) {
       throw new AppError('PLAN_REQUIRED', planRequiredMessage('apiAccess', principal.plan));
     }

@@ -3,6 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { PLANS, type Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { apiKeys, members, organizations } from '../../db/schema/index.js';
+import { resolveDeviceToken } from '../../modules/crew-tracking/devices.lookup.js';
 import { asPlatform } from '../cross-tenant.js';
 import { AppError } from '../errors.js';
 import { type Actor, type Role, withTenant } from '../tenancy.js';
@@ -10,9 +11,12 @@ import type { Auth } from './better-auth.js';
 
 /** Who sent a request, resolved once per request (and cached briefly, see below). */
 export interface Principal {
-  kind: 'user' | 'apiKey';
+  /** `device`: a mobile device token (`dev_…`) acting as one member (platform/auth/scopes.ts limits it). */
+  kind: 'user' | 'apiKey' | 'device';
   userId: string | undefined;
   apiKeyId: string | undefined;
+  /** The device token's id, for `device` principals. */
+  deviceId?: string | undefined;
   sessionId: string | undefined;
   /** The organization tenant routes act on; undefined for a user with none active. */
   organizationId: string | undefined;
@@ -51,8 +55,10 @@ export function hasFeature(plan: Plan | undefined, feature: Feature): boolean {
   return plan !== undefined && (FEATURES[feature] as readonly Plan[]).includes(plan);
 }
 
+/** A device acts as its member's user, so services see the member (and their role) as the actor. */
 export function actorOf(p: Principal): Actor {
-  return { kind: p.kind, id: (p.kind === 'apiKey' ? p.apiKeyId : p.userId) as string, role: p.role as Role };
+  if (p.kind === 'apiKey') return { kind: 'apiKey', id: p.apiKeyId as string, role: p.role as Role };
+  return { kind: 'user', id: p.userId as string, role: p.role as Role };
 }
 
 export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
@@ -82,6 +88,7 @@ export class PrincipalResolver {
 
   async resolve(headers: Record<string, string | string[] | undefined>): Promise<Principal | null> {
     const key = apiKeyFrom(headers);
+    if (key?.startsWith('dev_')) return this.cached(`d:${key}`, () => this.fromDevice(key));
     if (key !== undefined) return this.cached(`k:${key}`, () => this.fromApiKey(key));
     const cookie = headers.cookie;
     if (typeof cookie === 'string' && cookie.includes('session_token')) {
@@ -125,6 +132,23 @@ export class PrincipalResolver {
       kind: 'apiKey',
       userId: undefined,
       apiKeyId: row.id,
+      sessionId: undefined,
+      organizationId: row.organizationId,
+      role: row.role as Role,
+      plan: row.plan as Plan,
+      setCookies: [],
+    };
+  }
+
+  private async fromDevice(token: string): Promise<Principal | null> {
+    if (!/^dev_[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+    const row = await resolveDeviceToken(this.db, hashApiKey(token));
+    if (!row) return null;
+    return {
+      kind: 'device',
+      userId: row.userId,
+      apiKeyId: undefined,
+      deviceId: row.id,
       sessionId: undefined,
       organizationId: row.organizationId,
       role: row.role as Role,

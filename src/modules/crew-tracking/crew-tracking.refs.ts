@@ -1,0 +1,84 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import { crews, jobs, members } from '../../db/schema/index.js';
+import { AppError, invalidField } from '../../platform/errors.js';
+import type { Ctx } from '../../platform/tenancy.js';
+
+/*
+ * Members named in a request body: `memberId` is the member's id (`mem_…`, GET
+ * /api/members). An id that is not a member of this organization is a 400 on the
+ * field, like other body references (customers.refs.ts); a missing one in the URL is a 404.
+ */
+
+export interface MemberRef {
+  id: string;
+  userId: string;
+  role: string;
+}
+
+/** The member the caller acts as (a user session or a device); an API key is no member. */
+export async function callerMember(ctx: Ctx, field = 'memberId'): Promise<MemberRef> {
+  if (ctx.actor.kind !== 'user') throw invalidField(field, 'is required when the caller is not a member (API key)');
+  const [row] = await ctx.tx
+    .select({ id: members.id, userId: members.userId, role: members.role })
+    .from(members)
+    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.userId, ctx.actor.id)));
+  if (!row) throw invalidField(field, 'the caller is not a member of this organization');
+  return row;
+}
+
+export async function requireMember(ctx: Ctx, id: string, field = 'memberId'): Promise<MemberRef> {
+  const [row] = await ctx.tx
+    .select({ id: members.id, userId: members.userId, role: members.role })
+    .from(members)
+    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  if (!row) throw invalidField(field, `${id} is not a member of this organization`);
+  return row;
+}
+
+export async function requireMembers(ctx: Ctx, ids: string[], field = 'memberIds'): Promise<Map<string, MemberRef>> {
+  const unique = [...new Set(ids)];
+  const rows =
+    unique.length === 0
+      ? []
+      : await ctx.tx
+          .select({ id: members.id, userId: members.userId, role: members.role })
+          .from(members)
+          .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.id, unique)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const missing = unique.find((id) => !byId.has(id));
+  if (missing) throw invalidField(field, `${missing} is not a member of this organization`);
+  return byId;
+}
+
+/**
+ * The member a request is about: the caller by default; someone else only for
+ * owner/admin (a member clocking in a colleague is refused, not ignored).
+ */
+export async function targetMember(ctx: Ctx, memberId: string | undefined): Promise<MemberRef> {
+  const self = ctx.actor.kind === 'user' ? await callerMember(ctx).catch(() => undefined) : undefined;
+  if (memberId === undefined || memberId === self?.id) return self ?? callerMember(ctx);
+  if (ctx.actor.role !== 'owner' && ctx.actor.role !== 'admin') {
+    throw new AppError('FORBIDDEN', 'Only an owner or admin can act for another member');
+  }
+  return requireMember(ctx, memberId);
+}
+
+export async function requireJob(ctx: Ctx, id: string, field = 'jobId') {
+  const [row] = await ctx.tx
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
+  if (!row) throw invalidField(field, `no job ${id}`);
+  return row;
+}
+
+export async function requireCrew(ctx: Ctx, id: string, field = 'crewId') {
+  const [row] = await ctx.tx
+    .select({ id: crews.id })
+    .from(crews)
+    .where(and(eq(crews.organizationId, ctx.organizationId), eq(crews.id, id)));
+  if (!row) throw invalidField(field, `no crew ${id}`);
+  return row;
+}
+
+export const isAdmin = (ctx: Ctx) => ctx.actor.role === 'owner' || ctx.actor.role === 'admin';
