@@ -10,6 +10,7 @@ import invoiceRoutes from './invoices/invoices.routes.js';
 import jobRoutes from './jobs/jobs.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
+import paymentRoutes from './payments/payments.routes.js';
 import portalRoutes from './portal/portal.routes.js';
 import propertyRoutes from './properties/properties.routes.js';
 import serviceRoutes from './services/services.routes.js';
@@ -29,6 +30,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   propertyRoutes,
   serviceRoutes,
   invoiceRoutes,
+  paymentRoutes,
   estimateRoutes,
   jobRoutes,
   contractTemplateRoutes,

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { recordInvoicePayment } from '../payments/payments.service.js';
 
 import {
   CreateInvoiceBody,
@@ -18,7 +19,6 @@ import {
   deleteInvoice,
   getInvoice,
   listInvoices,
-  recordPayment,
   sendInvoice,
   updateInvoice,
   voidInvoice,
@@ -127,7 +127,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const data = await inRequestTenant(database.db, request, (ctx) =>
-        recordPayment(ctx, request.params.id, request.body),
+        recordInvoicePayment(ctx, request.params.id, request.body),
       );
       return reply.code(201).send({ data });
     },

@@ -93,6 +93,9 @@ export const PaymentBody = Type.Object(
     amount: Money('Greater than 0 and at most the balance; at most two decimals'),
     paymentDate: Type.Optional(DateOnly('Default: today in the organization’s timezone; not in the future')),
     method: StringEnum(PAYMENT_METHODS),
+    reference: Type.Optional(
+      Type.String({ maxLength: 200, description: 'Cheque number, transfer reference, … (shown on the payment)' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -4,7 +4,7 @@ import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
-import { fromCents, toCents } from '../../platform/money.js';
+import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -28,7 +28,6 @@ import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import type { PaymentMethod } from './invoices.schemas.js';
 import {
-  acceptsPayment,
   type InvoiceStatus,
   type InvoiceTrigger,
   LIMITED_EDIT_FIELDS,
@@ -36,7 +35,7 @@ import {
   TRIGGER_EVENT,
 } from './invoices.transitions.js';
 
-type InvoiceRow = typeof invoices.$inferSelect;
+export type InvoiceRow = typeof invoices.$inferSelect;
 type LineRow = typeof invoiceLineItems.$inferSelect;
 type PaymentRow = typeof payments.$inferSelect;
 
@@ -47,7 +46,7 @@ export interface SendDeps {
 }
 
 /** Nothing is collectable on a void or written-off invoice. */
-const balanceCents = (r: InvoiceRow) =>
+export const balanceCents = (r: InvoiceRow) =>
   r.status === 'void' || r.status === 'written_off' ? 0 : r.totalCents - r.amountPaidCents;
 
 const paymentView = (p: PaymentRow) => ({
@@ -96,7 +95,7 @@ async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>>
   return byInvoice;
 }
 
-async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
+export async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
   const lines = (await linesOf(ctx, [row.id])).get(row.id) ?? [];
   const paid = await ctx.tx
     .select()
@@ -106,8 +105,8 @@ async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
   return { ...invoiceView(row, lines), payments: paid.map(paymentView) };
 }
 
-/** The invoice row, locked FOR UPDATE when it is about to change (payments, transitions, edits). */
-async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> {
+/** The invoice row, locked FOR UPDATE when it is about to change (payments, refunds, transitions, edits). */
+export async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> {
   const query = ctx.tx
     .select()
     .from(invoices)
@@ -120,7 +119,7 @@ async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow>
 const upper = (s: string) => s.toUpperCase();
 
 /** Invoice event data (decisions §5): id, number, amount due, the invoice in its REST shape. */
-const eventData = (d: InvoiceDetailView) => ({
+export const eventData = (d: InvoiceDetailView) => ({
   invoiceId: d.id,
   invoiceNumber: d.invoiceNumber,
   amountDue: d.balance,
@@ -366,58 +365,6 @@ export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
     ],
   });
   return { ...detail, portalUrl: link.url, emailedTo };
-}
-
-export interface PaymentInput {
-  amount: number;
-  paymentDate?: string | undefined;
-  method: PaymentMethod;
-}
-
-/**
- * Records a payment. The invoice row is locked FOR UPDATE first, so concurrent
- * payments queue and each sees the balance the previous one left: the balance can
- * never go below zero and no payment is counted twice.
- */
-export async function recordPayment(ctx: Ctx, id: string, input: PaymentInput): Promise<InvoiceDetailView> {
-  const row = await findRow(ctx, id, true);
-  const status = row.status as InvoiceStatus;
-  if (!acceptsPayment(status)) throw invalidState(`Cannot record a payment on a ${status.replace('_', ' ')} invoice`);
-  const amountCents = toCents(input.amount, 'amount');
-  if (amountCents <= 0) throw invalidField('amount', 'must be greater than 0');
-  const balance = balanceCents(row);
-  if (amountCents > balance) throw invalidField('amount', `must not exceed the balance (${fromCents(balance)})`);
-  const { timezone } = await getOrgSettings(ctx);
-  const todayDate = today(timezone);
-  const paymentDate = input.paymentDate ?? todayDate;
-  if (paymentDate > todayDate) throw invalidField('paymentDate', `must not be after today (${todayDate})`);
-
-  const trigger: InvoiceTrigger = amountCents === balance ? 'full_payment' : 'partial_payment';
-  const next = nextInvoiceStatus(status, trigger);
-  const payment = {
-    id: newId('pay'),
-    organizationId: ctx.organizationId,
-    invoiceId: id,
-    amountCents,
-    paymentDate,
-    method: input.method,
-    createdAt: new Date(),
-  };
-  await ctx.tx.insert(payments).values(payment);
-  const [updated] = await ctx.tx
-    .update(invoices)
-    .set({ status: next, amountPaidCents: row.amountPaidCents + amountCents, updatedAt: new Date() })
-    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
-    .returning();
-  const detail = await detailOf(ctx, updated as InvoiceRow);
-  await emitInvoiceTransition(ctx, trigger, status, detail);
-  await emit(ctx, 'payment.received', {
-    paymentId: payment.id,
-    ...eventData(detail),
-    amount: fromCents(amountCents),
-    payment: paymentView(payment),
-  });
-  return detail;
 }
 
 /** The customer's view through a link; records when the link was last opened. */
