@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 import { recordInvoicePayment } from '../payments/payments.service.js';
 
 import {
@@ -18,6 +19,7 @@ import {
   createInvoice,
   deleteInvoice,
   getInvoice,
+  invoicePdf,
   listInvoices,
   sendInvoice,
   updateInvoice,
@@ -61,6 +63,23 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getInvoice(ctx, request.params.id)),
       };
+    },
+  );
+
+  app.get(
+    '/api/invoices/:id/pdf',
+    {
+      schema: {
+        tags,
+        summary: 'The invoice as a PDF (company details, customer, lines, tax, totals, payments, status, due date)',
+        params: IdParams,
+        produces: ['application/pdf'],
+        response: { 200: PdfResponse },
+      },
+    },
+    async (request, reply) => {
+      const file = await inRequestTenant(database.db, request, (ctx) => invoicePdf(ctx, request.params.id));
+      return sendPdf(reply, file);
     },
   );
 

@@ -11,6 +11,7 @@ import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
 import { dateRange } from '../billing/date-filter.js';
 import { mailDocumentLink } from '../billing/document-mail.js';
+import type { PdfFile } from '../billing/document-pdf.js';
 import {
   finish,
   type LineItemInputT,
@@ -26,6 +27,7 @@ import { nextDocumentNumber } from '../billing/numbering.js';
 import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
+import { renderInvoicePdf } from './invoices.pdf.js';
 import type { PaymentMethod } from './invoices.schemas.js';
 import {
   type InvoiceStatus,
@@ -141,6 +143,10 @@ export async function emitInvoiceTransition(
 
 export async function getInvoice(ctx: Ctx, id: string): Promise<InvoiceDetailView> {
   return detailOf(ctx, await findRow(ctx, id, false));
+}
+
+export async function invoicePdf(ctx: Ctx, id: string): Promise<PdfFile> {
+  return renderInvoicePdf(ctx, await getInvoice(ctx, id));
 }
 
 export interface InvoiceListQuery {
@@ -353,7 +359,9 @@ export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
   const settings = await getOrgSettings(ctx);
   const link = await createPortalLink(ctx, deps.baseUrl, 'invoice', id);
   const from = settings.companyName ?? settings.name;
+  const pdf = await renderInvoicePdf(ctx, detail);
   const emailedTo = await mailDocumentLink(deps.mailer, customer, {
+    attachments: [{ filename: pdf.filename, content: pdf.content, contentType: 'application/pdf' }],
     subject: `Invoice ${detail.invoiceNumber} from ${from}`,
     lines: [
       `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
