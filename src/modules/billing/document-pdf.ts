@@ -136,7 +136,10 @@ export function renderDocumentPdf(d: PdfDocumentData): Promise<Buffer> {
   doc.y = Math.max(leftEnd, doc.y) + 20;
 
   // Bill to.
-  doc.font('Helvetica-Bold').fontSize(10).text('BILL TO', MARGIN, doc.y);
+  doc
+    .font('Helvetica-Bold')
+    .fontSize(10)
+    .text(d.title === 'Invoice' ? 'BILL TO' : 'PREPARED FOR', MARGIN, doc.y);
   doc.font('Helvetica').fontSize(10).text(text(d.customer.name));
   for (const part of [d.customer.company, ...d.customer.address, d.customer.email]) {
     if (part) doc.text(text(part));
