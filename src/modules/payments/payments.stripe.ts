@@ -31,7 +31,13 @@ export async function stripeSecretOfOrganization(db: Db, box: SecretBox, organiz
     .where(eq(organizations.id, organizationId));
   const sealed = (org?.settings as { stripeWebhookSecretSealed?: string | null } | undefined)
     ?.stripeWebhookSecretSealed;
-  return sealed ? box.open(sealed) : null;
+  if (!sealed) return null;
+  try {
+    return box.open(sealed);
+  } catch {
+    // Sealed under another AUTH_SECRET: as good as unset until an admin sets it again.
+    return null;
+  }
 }
 
 /**
