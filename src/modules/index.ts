@@ -15,6 +15,7 @@ import jobRoutes from './jobs/jobs.routes.js';
 import ledgerRoutes from './ledger/ledger.routes.js';
 import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
+import paymentRoutes from './payments/payments.routes.js';
 import portalRoutes from './portal/portal.routes.js';
 import propertyRoutes from './properties/properties.routes.js';
 import purchaseOrderRoutes from './purchase-orders/purchase-orders.routes.js';
@@ -36,6 +37,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   propertyRoutes,
   serviceRoutes,
   invoiceRoutes,
+  paymentRoutes,
   estimateRoutes,
   jobRoutes,
   contractTemplateRoutes,

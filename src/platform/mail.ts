@@ -3,11 +3,18 @@ import { dirname } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.js';
 
+export interface MailAttachment {
+  filename: string;
+  content: Buffer;
+  contentType: string;
+}
+
 export interface MailMessage {
   to: string[];
   subject: string;
   text: string;
   html?: string;
+  attachments?: MailAttachment[];
 }
 
 export interface Mailer {
@@ -34,7 +41,14 @@ export function createMailer(config: Config): Mailer {
     });
     return {
       send: async (m) => {
-        await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+        await transport.sendMail({
+          from,
+          to: m.to,
+          subject: m.subject,
+          text: m.text,
+          html: m.html,
+          attachments: m.attachments,
+        });
       },
       close: () => transport.close(),
     };
@@ -43,7 +57,13 @@ export function createMailer(config: Config): Mailer {
   return {
     send: async (m) => {
       mkdirSync(dirname(file), { recursive: true });
-      appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), from, ...m })}\n`);
+      // Attachments as base64, so a developer can still open the PDF a message carried.
+      const attachments = m.attachments?.map((a) => ({
+        filename: a.filename,
+        contentType: a.contentType,
+        contentBase64: a.content.toString('base64'),
+      }));
+      appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), from, ...m, attachments })}\n`);
     },
     close: () => {},
   };

@@ -95,7 +95,8 @@ describe('transition tables, exhaustively', () => {
 
     const extending = (t: InvoiceTrigger) => t.startsWith('due_date_extended');
 
-    const triggers = Object.keys(TRIGGER_EVENT) as InvoiceTrigger[];
+    // Refund triggers need a payment to refund: test/payments/refunds.test.ts drives each of them.
+    const triggers = (Object.keys(TRIGGER_EVENT) as InvoiceTrigger[]).filter((t) => !t.includes('refund'));
     for (const from of INVOICE_STATUSES) {
       for (const trigger of triggers) {
         const to = INVOICE_TRANSITIONS[from][trigger];

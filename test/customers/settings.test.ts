@@ -30,6 +30,7 @@ describe('settings', () => {
       companyEmail: null,
       companyPhone: null,
       companyAddress: null,
+      stripeWebhookConfigured: false,
       plan: 'business',
     });
   });

@@ -12,11 +12,11 @@ import { approveBill, createBill, getBill, postBill, voidBill } from '../../src/
 import {
   createInvoice,
   getInvoice,
-  recordPayment,
   sendInvoice,
   voidInvoice,
   writeOffInvoice,
 } from '../../src/modules/invoices/invoices.service.js';
+import { recordInvoicePayment } from '../../src/modules/payments/payments.service.js';
 import { createVendor } from '../../src/modules/vendors/vendors.service.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { AppError } from '../../src/platform/errors.js';
@@ -157,7 +157,7 @@ describe('ledger invariants over random sequences', () => {
                 const inv = await run((ctx) => getInvoice(ctx, id));
                 const cents = Math.round(inv.balance * 100);
                 if (cents > 0)
-                  await run((ctx) => recordPayment(ctx, id, { amount: share(cents, c.pct), method: 'cash' }));
+                  await run((ctx) => recordInvoicePayment(ctx, id, { amount: share(cents, c.pct), method: 'cash' }));
                 break;
               }
               case 'invoiceVoid': {

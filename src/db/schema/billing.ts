@@ -100,6 +100,13 @@ export const invoiceLineItems = pgTable(
   (t) => [index('invoice_line_items_org_invoice_idx').on(t.organizationId, t.invoiceId, t.position)],
 );
 
+/**
+ * Every payment, however recorded (the office through the API, or Stripe). `amount`
+ * is what was received; `unapplied` is the part the invoice could not take (more
+ * than its balance, or a void invoice) and that still waits to be refunded or
+ * applied; `refunded` is what went back. The invoice counts
+ * amount − refunded − unapplied as paid.
+ */
 export const payments = pgTable(
   'payments',
   {
@@ -112,9 +119,49 @@ export const payments = pgTable(
     paymentDate: day('payment_date').notNull(),
     /** cash | check | card | ach | other */
     method: text('method').notNull(),
+    /** Cheque number, transfer reference, … as the office typed it. */
+    reference: text('reference'),
+    /** succeeded | partially_refunded | refunded (follows refundedCents). */
+    status: text('status').notNull().default('succeeded'),
+    refundedCents: cents('refunded_cents').notNull().default(0),
+    unappliedCents: cents('unapplied_cents').notNull().default(0),
+    /** API | STRIPE */
+    origin: text('origin').notNull().default('API'),
+    /** Stripe's PaymentIntent id (pi_…): one payment per intent, whatever Stripe replays. */
+    processorPaymentId: text('processor_payment_id'),
     createdAt: createdAt(),
   },
-  (t) => [index('payments_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt)],
+  (t) => [
+    index('payments_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt),
+    index('payments_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('payments_org_unapplied_idx').on(t.organizationId, t.createdAt, t.id).where(sql`unapplied_cents > 0`),
+    uniqueIndex('payments_org_processor_uq').on(t.organizationId, t.processorPaymentId),
+  ],
+);
+
+/** Money given back on a payment, from the API or from the Stripe dashboard. */
+export const paymentRefunds = pgTable(
+  'payment_refunds',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    paymentId: text('payment_id')
+      .notNull()
+      .references(() => payments.id, { onDelete: 'cascade' }),
+    amountCents: cents('amount_cents').notNull(),
+    /** The part taken back from the invoice's amountPaid (the rest came out of the unapplied excess). */
+    appliedCents: cents('applied_cents').notNull(),
+    reason: text('reason'),
+    /** API | STRIPE_DASHBOARD */
+    origin: text('origin').notNull(),
+    /** Stripe's Refund id (re_…): one refund per id, whichever event brings it first. */
+    processorRefundId: text('processor_refund_id'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('payment_refunds_org_payment_idx').on(t.organizationId, t.paymentId, t.createdAt),
+    uniqueIndex('payment_refunds_org_processor_uq').on(t.organizationId, t.processorRefundId),
+  ],
 );
 
 export const estimates = pgTable(

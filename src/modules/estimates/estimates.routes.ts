@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 
 import {
   ConvertedEstimateResponse,
@@ -19,6 +20,7 @@ import {
   createEstimate,
   declineEstimate,
   deleteEstimate,
+  estimatePdf,
   getEstimate,
   listEstimates,
   sendEstimate,
@@ -63,6 +65,23 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getEstimate(ctx, request.params.id)),
       };
+    },
+  );
+
+  app.get(
+    '/api/estimates/:id/pdf',
+    {
+      schema: {
+        tags,
+        summary: 'The estimate as a PDF (company details, customer, lines, tax, totals, status, validity)',
+        params: IdParams,
+        produces: ['application/pdf'],
+        response: { 200: PdfResponse },
+      },
+    },
+    async (request, reply) => {
+      const file = await inRequestTenant(database.db, request, (ctx) => estimatePdf(ctx, request.params.id));
+      return sendPdf(reply, file);
     },
   );
 

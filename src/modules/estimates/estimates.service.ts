@@ -10,6 +10,7 @@ import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
 import { mailDocumentLink } from '../billing/document-mail.js';
+import type { PdfFile } from '../billing/document-pdf.js';
 import {
   finish,
   type LineItemInputT,
@@ -26,6 +27,7 @@ import { type CustomerRow, requireCustomer, requireProperty } from '../customers
 import { insertInvoice, type SendDeps } from '../invoices/invoices.service.js';
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
+import { renderEstimatePdf } from './estimates.pdf.js';
 import {
   ESTIMATE_TRIGGER_EVENTS,
   type EstimateStatus,
@@ -114,6 +116,10 @@ async function transition(ctx: Ctx, id: string, trigger: EstimateTrigger, extra:
   const view = await viewOf(ctx, row as EstimateRow);
   await emitEstimateTransition(ctx, trigger, before.status, view);
   return { view, before };
+}
+
+export async function estimatePdf(ctx: Ctx, id: string): Promise<PdfFile> {
+  return renderEstimatePdf(ctx, await getEstimate(ctx, id));
 }
 
 export async function getEstimate(ctx: Ctx, id: string): Promise<EstimateView> {
@@ -275,7 +281,9 @@ export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps) {
   const settings = await getOrgSettings(ctx);
   const link = await createPortalLink(ctx, deps.baseUrl, 'estimate', id);
   const from = settings.companyName ?? settings.name;
+  const pdf = await renderEstimatePdf(ctx, view);
   const emailedTo = await mailDocumentLink(deps.mailer, customer, {
+    attachments: [{ filename: pdf.filename, content: pdf.content, contentType: 'application/pdf' }],
     subject: `Estimate ${view.estimateNumber} from ${from}`,
     lines: [
       `Estimate ${view.estimateNumber} for ${view.total.toFixed(2)} ${settings.currency} is valid until ${view.expirationDate}.`,

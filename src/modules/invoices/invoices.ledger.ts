@@ -26,7 +26,11 @@ export function postInvoiceIssued(ctx: Ctx, inv: InvoiceRow) {
   });
 }
 
-/** A payment: Dr 1000, Cr 1100, dated the day it was paid. */
+/**
+ * A payment: Dr 1000 what was received; Cr 1100 what was applied to the invoice and
+ * Cr 2300 Customer Credits the excess a processor took beyond the balance (or on a
+ * void invoice), dated the day it was paid.
+ */
 export function postInvoicePayment(ctx: Ctx, inv: InvoiceRow, payment: PaymentRow) {
   return postEntry(ctx, {
     sourceType: 'payment',
@@ -35,7 +39,37 @@ export function postInvoicePayment(ctx: Ctx, inv: InvoiceRow, payment: PaymentRo
     entryDate: payment.paymentDate,
     lines: [
       { accountCode: ACCOUNT.cash, debit: payment.amountCents },
-      { accountCode: ACCOUNT.receivable, credit: payment.amountCents },
+      { accountCode: ACCOUNT.receivable, credit: payment.amountCents - payment.unappliedCents },
+      { accountCode: ACCOUNT.customerCredits, credit: payment.unappliedCents },
+    ],
+  });
+}
+
+/**
+ * A refund reverses its share of a payment: Cr 1000 what went back; Dr 2300 the part
+ * taken from the unapplied excess, and Dr the account that holds the invoice's paid
+ * part: 1100 for an open invoice (its balance grows again), 2300 for a void one (what
+ * was paid became a customer credit at void), 6900 for a written-off one.
+ */
+export function postPaymentRefund(
+  ctx: Ctx,
+  inv: InvoiceRow,
+  refund: { id: string; amountCents: number; appliedCents: number },
+) {
+  const invoiceAccount =
+    inv.status === 'void'
+      ? ACCOUNT.customerCredits
+      : inv.status === 'written_off'
+        ? ACCOUNT.badDebt
+        : ACCOUNT.receivable;
+  return postEntry(ctx, {
+    sourceType: 'refund',
+    sourceId: refund.id,
+    memo: `Refund on invoice ${inv.invoiceNumber}`,
+    lines: [
+      { accountCode: invoiceAccount, debit: refund.appliedCents },
+      { accountCode: ACCOUNT.customerCredits, debit: refund.amountCents - refund.appliedCents },
+      { accountCode: ACCOUNT.cash, credit: refund.amountCents },
     ],
   });
 }

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
+import { recordInvoicePayment } from '../payments/payments.service.js';
 
 import {
   CreateInvoiceBody,
@@ -17,8 +19,8 @@ import {
   createInvoice,
   deleteInvoice,
   getInvoice,
+  invoicePdf,
   listInvoices,
-  recordPayment,
   sendInvoice,
   updateInvoice,
   voidInvoice,
@@ -63,6 +65,23 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getInvoice(ctx, request.params.id)),
       };
+    },
+  );
+
+  app.get(
+    '/api/invoices/:id/pdf',
+    {
+      schema: {
+        tags,
+        summary: 'The invoice as a PDF (company details, customer, lines, tax, totals, payments, status, due date)',
+        params: IdParams,
+        produces: ['application/pdf'],
+        response: { 200: PdfResponse },
+      },
+    },
+    async (request, reply) => {
+      const file = await inRequestTenant(database.db, request, (ctx) => invoicePdf(ctx, request.params.id));
+      return sendPdf(reply, file);
     },
   );
 
@@ -141,7 +160,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const data = await inRequestTenant(database.db, request, (ctx) =>
-        recordPayment(ctx, request.params.id, request.body),
+        recordInvoicePayment(ctx, request.params.id, request.body),
       );
       return reply.code(201).send({ data });
     },

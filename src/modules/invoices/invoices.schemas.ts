@@ -105,6 +105,9 @@ export const PaymentBody = Type.Object(
       ),
     ),
     method: StringEnum(PAYMENT_METHODS),
+    reference: Type.Optional(
+      Type.String({ maxLength: 200, description: 'Cheque number, transfer reference, … (shown on the payment)' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -4,13 +4,14 @@ import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
-import { fromCents, toCents } from '../../platform/money.js';
+import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { emit } from '../../webhooks/outbox.js';
 import { dateRange } from '../billing/date-filter.js';
 import { mailDocumentLink } from '../billing/document-mail.js';
+import type { PdfFile } from '../billing/document-pdf.js';
 import {
   finish,
   type LineItemInputT,
@@ -26,10 +27,10 @@ import { nextDocumentNumber } from '../billing/numbering.js';
 import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
-import { postInvoiceIssued, postInvoicePayment, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
+import { postInvoiceIssued, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
+import { renderInvoicePdf } from './invoices.pdf.js';
 import type { PaymentMethod } from './invoices.schemas.js';
 import {
-  acceptsPayment,
   type InvoiceStatus,
   type InvoiceTrigger,
   LIMITED_EDIT_FIELDS,
@@ -37,7 +38,7 @@ import {
   TRIGGER_EVENT,
 } from './invoices.transitions.js';
 
-type InvoiceRow = typeof invoices.$inferSelect;
+export type InvoiceRow = typeof invoices.$inferSelect;
 type LineRow = typeof invoiceLineItems.$inferSelect;
 type PaymentRow = typeof payments.$inferSelect;
 
@@ -48,7 +49,7 @@ export interface SendDeps {
 }
 
 /** Nothing is collectable on a void or written-off invoice. */
-const balanceCents = (r: InvoiceRow) =>
+export const balanceCents = (r: InvoiceRow) =>
   r.status === 'void' || r.status === 'written_off' ? 0 : r.totalCents - r.amountPaidCents;
 
 const paymentView = (p: PaymentRow) => ({
@@ -97,7 +98,7 @@ async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>>
   return byInvoice;
 }
 
-async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
+export async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
   const lines = (await linesOf(ctx, [row.id])).get(row.id) ?? [];
   const paid = await ctx.tx
     .select()
@@ -107,8 +108,8 @@ async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
   return { ...invoiceView(row, lines), payments: paid.map(paymentView) };
 }
 
-/** The invoice row, locked FOR UPDATE when it is about to change (payments, transitions, edits). */
-async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> {
+/** The invoice row, locked FOR UPDATE when it is about to change (payments, refunds, transitions, edits). */
+export async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> {
   const query = ctx.tx
     .select()
     .from(invoices)
@@ -121,7 +122,7 @@ async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow>
 const upper = (s: string) => s.toUpperCase();
 
 /** Invoice event data (decisions §5): id, number, amount due, the invoice in its REST shape. */
-const eventData = (d: InvoiceDetailView) => ({
+export const eventData = (d: InvoiceDetailView) => ({
   invoiceId: d.id,
   invoiceNumber: d.invoiceNumber,
   amountDue: d.balance,
@@ -143,6 +144,10 @@ export async function emitInvoiceTransition(
 
 export async function getInvoice(ctx: Ctx, id: string): Promise<InvoiceDetailView> {
   return detailOf(ctx, await findRow(ctx, id, false));
+}
+
+export async function invoicePdf(ctx: Ctx, id: string): Promise<PdfFile> {
+  return renderInvoicePdf(ctx, await getInvoice(ctx, id));
 }
 
 export interface InvoiceListQuery {
@@ -363,7 +368,9 @@ export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
   const settings = await getOrgSettings(ctx);
   const link = await createPortalLink(ctx, deps.baseUrl, 'invoice', id);
   const from = settings.companyName ?? settings.name;
+  const pdf = await renderInvoicePdf(ctx, detail);
   const emailedTo = await mailDocumentLink(deps.mailer, customer, {
+    attachments: [{ filename: pdf.filename, content: pdf.content, contentType: 'application/pdf' }],
     subject: `Invoice ${detail.invoiceNumber} from ${from}`,
     lines: [
       `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
@@ -375,61 +382,6 @@ export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
     ],
   });
   return { ...detail, portalUrl: link.url, emailedTo };
-}
-
-export interface PaymentInput {
-  amount: number;
-  paymentDate?: string | undefined;
-  method: PaymentMethod;
-}
-
-/**
- * Records a payment. The invoice row is locked FOR UPDATE first, so concurrent
- * payments queue and each sees the balance the previous one left: the balance can
- * never go below zero and no payment is counted twice.
- */
-export async function recordPayment(ctx: Ctx, id: string, input: PaymentInput): Promise<InvoiceDetailView> {
-  const row = await findRow(ctx, id, true);
-  const status = row.status as InvoiceStatus;
-  if (!acceptsPayment(status)) throw invalidState(`Cannot record a payment on a ${status.replace('_', ' ')} invoice`);
-  const amountCents = toCents(input.amount, 'amount');
-  if (amountCents <= 0) throw invalidField('amount', 'must be greater than 0');
-  const balance = balanceCents(row);
-  if (amountCents > balance) throw invalidField('amount', `must not exceed the balance (${fromCents(balance)})`);
-  const { timezone } = await getOrgSettings(ctx);
-  const todayDate = today(timezone);
-  const paymentDate = input.paymentDate ?? todayDate;
-  if (paymentDate > todayDate) throw invalidField('paymentDate', `must not be after today (${todayDate})`);
-
-  const trigger: InvoiceTrigger = amountCents === balance ? 'full_payment' : 'partial_payment';
-  const next = nextInvoiceStatus(status, trigger);
-  const payment = {
-    id: newId('pay'),
-    organizationId: ctx.organizationId,
-    invoiceId: id,
-    amountCents,
-    paymentDate,
-    method: input.method,
-    createdAt: new Date(),
-  };
-  await ctx.tx.insert(payments).values(payment);
-  const [updated] = await ctx.tx
-    .update(invoices)
-    .set({ status: next, amountPaidCents: row.amountPaidCents + amountCents, updatedAt: new Date() })
-    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
-    .returning();
-  // Paid straight from draft: the invoice enters receivables first, then the payment clears it.
-  if (status === 'draft') await postInvoiceIssued(ctx, updated as InvoiceRow);
-  await postInvoicePayment(ctx, row, payment);
-  const detail = await detailOf(ctx, updated as InvoiceRow);
-  await emitInvoiceTransition(ctx, trigger, status, detail);
-  await emit(ctx, 'payment.received', {
-    paymentId: payment.id,
-    ...eventData(detail),
-    amount: fromCents(amountCents),
-    payment: paymentView(payment),
-  });
-  return detail;
 }
 
 /** The customer's view through a link; records when the link was last opened. */

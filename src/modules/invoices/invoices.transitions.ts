@@ -12,7 +12,24 @@ export type InvoiceTrigger =
   | 'due_date_extended'
   | 'due_date_extended_after_payment'
   | 'void'
-  | 'write_off';
+  | 'write_off'
+  | 'partial_refund'
+  | 'full_refund'
+  | 'partial_refund_past_due'
+  | 'full_refund_past_due';
+
+const REFUNDS_REOPEN = {
+  partial_refund: 'partially_paid',
+  full_refund: 'sent',
+  partial_refund_past_due: 'overdue',
+  full_refund_past_due: 'overdue',
+} as const;
+const refundsKeep = <S extends InvoiceStatus>(status: S) => ({
+  partial_refund: status,
+  full_refund: status,
+  partial_refund_past_due: status,
+  full_refund_past_due: status,
+});
 
 /**
  * The invoice state machine: from a status, each trigger it accepts and where it
@@ -24,6 +41,10 @@ export type InvoiceTrigger =
  *   and moving it to partially_paid would only have the sweep flag it overdue again.
  * - moving an overdue invoice's dueDate to today or later (PUT) reopens it: back to
  *   sent, or partially_paid when something was paid already.
+ * - a refund that takes money back from the invoice reopens it: partially_paid while
+ *   something stays paid (partial), sent when nothing does (full), overdue either way
+ *   once the due date has passed (`_past_due`). A void or written-off invoice keeps
+ *   its status: only its amountPaid drops.
  */
 export const INVOICE_TRANSITIONS: Record<InvoiceStatus, Partial<Record<InvoiceTrigger, InvoiceStatus>>> = {
   draft: { send: 'sent', partial_payment: 'partially_paid', full_payment: 'paid', void: 'void' },
@@ -42,6 +63,7 @@ export const INVOICE_TRANSITIONS: Record<InvoiceStatus, Partial<Record<InvoiceTr
     overdue: 'overdue',
     void: 'void',
     write_off: 'written_off',
+    ...REFUNDS_REOPEN,
   },
   overdue: {
     send: 'overdue',
@@ -51,10 +73,11 @@ export const INVOICE_TRANSITIONS: Record<InvoiceStatus, Partial<Record<InvoiceTr
     due_date_extended_after_payment: 'partially_paid',
     void: 'void',
     write_off: 'written_off',
+    ...refundsKeep('overdue'),
   },
-  paid: { void: 'void' },
-  void: {},
-  written_off: { void: 'void' },
+  paid: { void: 'void', ...REFUNDS_REOPEN },
+  void: refundsKeep('void'),
+  written_off: { void: 'void', ...refundsKeep('written_off') },
 };
 
 /** The specific event of each trigger; `invoice.status_changed` fires as well whenever the status moves. */
@@ -67,6 +90,10 @@ export const TRIGGER_EVENT: Record<InvoiceTrigger, CatalogEvent | null> = {
   due_date_extended_after_payment: null,
   void: 'invoice.voided',
   write_off: 'invoice.written_off',
+  partial_refund: null,
+  full_refund: null,
+  partial_refund_past_due: null,
+  full_refund_past_due: null,
 };
 
 /** Only a draft is fully editable or deletable; later, only these fields may change. */
@@ -80,3 +107,9 @@ export function nextInvoiceStatus(from: InvoiceStatus, trigger: InvoiceTrigger):
 
 /** Which states accept a payment at all (any row with a payment trigger). */
 export const acceptsPayment = (s: InvoiceStatus) => INVOICE_TRANSITIONS[s].partial_payment !== undefined;
+
+/** The trigger of a refund that takes money back from an invoice. */
+export function refundTrigger(amountPaidAfterCents: number, pastDue: boolean): InvoiceTrigger {
+  const kind = amountPaidAfterCents > 0 ? 'partial_refund' : 'full_refund';
+  return pastDue ? `${kind}_past_due` : kind;
+}

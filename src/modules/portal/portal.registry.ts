@@ -1,4 +1,5 @@
 import type { Ctx } from '../../platform/tenancy.js';
+import type { PdfFile } from '../billing/document-pdf.js';
 import type { PortalDocumentType } from './portal.service.js';
 
 /** Facts about the customer's request, kept as evidence (e.g. contract signatures). */
@@ -16,6 +17,8 @@ export interface PortalRequestMeta {
 export interface PortalHandler {
   /** The document as the customer sees it; also records the view (first view of a sent estimate → viewed). */
   view(ctx: Ctx, documentId: string, meta: PortalRequestMeta): Promise<Record<string, unknown>>;
+  /** The document as a PDF, for types that have one (invoices, estimates). */
+  pdf?(ctx: Ctx, documentId: string): Promise<PdfFile>;
   /** Customer actions by name (`approve`, `decline`, `sign`); each returns the updated document. */
   actions: Record<
     string,

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { notFound } from '../../platform/errors.js';
 import { Envelope } from '../../platform/schemas.js';
 import { inTenant } from '../../platform/tenancy.js';
+import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 import { portalHandlers } from './portal.handlers.js';
 import { resolvePortalToken } from './portal.service.js';
 
@@ -59,6 +60,29 @@ export default async function portalRoutes(fastify: FastifyInstance) {
         handler.view(ctx, target.documentId, meta(request.ip, request.headers['user-agent'])),
       );
       return { data: { type: target.documentType, document } };
+    },
+  );
+
+  app.get(
+    '/api/portal/:token/pdf',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Download the linked invoice or estimate as a PDF',
+        security: [],
+        params: TokenParams,
+        produces: ['application/pdf'],
+        response: { 200: PdfResponse },
+      },
+    },
+    async (request, reply) => {
+      const target = await resolvePortalToken(database.db, request.params.token);
+      const pdf = portalHandlers[target.documentType]?.pdf;
+      if (!pdf) throw notFound('Document');
+      const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
+      const file = await inTenant(database.db, target.organizationId, actor, (ctx) => pdf(ctx, target.documentId));
+      return sendPdf(reply, file);
     },
   );
 

@@ -1,13 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
+import { SecretBox } from '../../webhooks/secrets.js';
 
 import { SettingsResponse, UpdateSettingsBody } from './settings.schemas.js';
 import { getOrgSettings, settingsView, updateOrgSettings } from './settings.service.js';
 
 export default async function settingsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database } = app.deps;
+  const { database, config } = app.deps;
+  const box = new SecretBox(config.authSecret);
   const tags = ['settings'];
 
   app.get(
@@ -40,7 +42,7 @@ export default async function settingsRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       return {
-        data: await inRequestTenant(database.db, request, (ctx) => updateOrgSettings(ctx, request.body)),
+        data: await inRequestTenant(database.db, request, (ctx) => updateOrgSettings(ctx, request.body, box)),
       };
     },
   );

@@ -29,9 +29,21 @@ const fields = {
   companyAddress: Text(500, 'Shown on documents'),
 };
 
+const writeOnly = {
+  stripeWebhookSecret: Nullable(
+    Type.String({
+      pattern: '^whsec_[A-Za-z0-9+/=_-]{8,200}$',
+      description:
+        'Write-only: the signing secret (whsec_…) of the Stripe endpoint pointing at POST /api/payments/stripe/{organizationId}; stored encrypted, never shown back (GET shows stripeWebhookConfigured); null removes it',
+    }),
+  ),
+};
+
 export const UpdateSettingsBody = Type.Object(
-  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as {
-    [K in keyof typeof fields]: ReturnType<typeof Type.Optional<(typeof fields)[K]>>;
+  Object.fromEntries(Object.entries({ ...fields, ...writeOnly }).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof (typeof fields & typeof writeOnly)]: ReturnType<
+      typeof Type.Optional<(typeof fields & typeof writeOnly)[K]>
+    >;
   },
   {
     additionalProperties: false,
@@ -44,6 +56,9 @@ export const Settings = Type.Object(
   {
     ...fields,
     billApprovalThreshold: Nullable(Type.Number()),
+    stripeWebhookConfigured: Type.Boolean({
+      description: 'Whether a Stripe webhook signing secret is set (the secret itself is never shown)',
+    }),
     plan: Type.Enum(['starter', 'pro', 'business'], { description: 'Read-only' }),
   },
   { additionalProperties: false },

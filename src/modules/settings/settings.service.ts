@@ -6,6 +6,7 @@ import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import type { SecretBox } from '../../webhooks/secrets.js';
 import type { UpdateSettingsInput } from './settings.schemas.js';
 
 /** Organization settings (decisions §4) with their defaults. Money thresholds are cents. */
@@ -20,6 +21,8 @@ export interface OrgSettings {
   companyEmail: string | null;
   companyPhone: string | null;
   companyAddress: string | null;
+  /** Stripe's endpoint signing secret, sealed with SecretBox (write-only: never shown back). */
+  stripeWebhookSecretSealed: string | null;
   plan: string;
   name: string;
 }
@@ -33,6 +36,7 @@ export const SETTINGS_DEFAULTS = {
   companyEmail: null,
   companyPhone: null,
   companyAddress: null,
+  stripeWebhookSecretSealed: null,
 } as const;
 
 /** The settings of the context's organization; every module reads them through here. */
@@ -66,6 +70,7 @@ export function settingsView(s: OrgSettings) {
     companyEmail: s.companyEmail,
     companyPhone: s.companyPhone,
     companyAddress: s.companyAddress,
+    stripeWebhookConfigured: s.stripeWebhookSecretSealed !== null,
     plan: s.plan as Plan,
   };
 }
@@ -77,7 +82,7 @@ const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
  * writing, then merges into `organizations.settings` (timezone has its own column).
  * Keys are OrgSettings' names, so getOrgSettings reads them back unchanged.
  */
-export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput) {
+export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, box?: SecretBox) {
   if (input.timezone !== undefined && !isValidTimeZone(input.timezone)) {
     throw invalidField('timezone', 'must be an IANA timezone such as America/Chicago');
   }
@@ -98,6 +103,11 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput) {
   for (const key of ['companyName', 'companyEmail', 'companyPhone', 'companyAddress'] as const) {
     const value = input[key];
     if (value !== undefined) patch[key] = value === null || value.trim() === '' ? null : value.trim();
+  }
+  if (input.stripeWebhookSecret !== undefined) {
+    if (input.stripeWebhookSecret !== null && !box) throw new Error('updateOrgSettings needs a SecretBox to seal');
+    patch.stripeWebhookSecretSealed =
+      input.stripeWebhookSecret === null ? null : (box as SecretBox).seal(input.stripeWebhookSecret);
   }
   const [org] = await ctx.tx
     .select({ settings: organizations.settings })

@@ -1,0 +1,124 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { inRequestTenant } from '../../platform/access.js';
+import { pageOf, sendPage } from '../../platform/pagination.js';
+import { Envelope, IdParams } from '../../platform/schemas.js';
+import { inTenant } from '../../platform/tenancy.js';
+import { SecretBox } from '../../webhooks/secrets.js';
+import {
+  PaymentListQuery,
+  PaymentListResponse,
+  PaymentResponse,
+  RefundBody,
+  RefundResponse,
+  StripeAck,
+  StripeParams,
+} from './payments.schemas.js';
+import { getPayment, listPayments, refundThroughApi } from './payments.service.js';
+import { applyStripeEvent, stripeSecretOfOrganization, verifiedStripeEvent } from './payments.stripe.js';
+
+export default async function paymentRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database, config } = app.deps;
+  const tags = ['payments'];
+
+  app.get(
+    '/api/payments',
+    {
+      schema: {
+        tags,
+        summary: 'List payments, newest first (filters: customerId, invoiceId, method, status, from/to, unapplied)',
+        querystring: PaymentListQuery,
+        response: { 200: PaymentListResponse },
+      },
+    },
+    async (request, reply) => {
+      const page = pageOf(request.query);
+      const result = await inRequestTenant(database.db, request, (ctx) => listPayments(ctx, request.query, page));
+      return sendPage(request, reply, page, result);
+    },
+  );
+
+  app.get(
+    '/api/payments/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One payment with its refunds',
+        params: IdParams,
+        response: { 200: PaymentResponse },
+      },
+    },
+    async (request) => {
+      return { data: await inRequestTenant(database.db, request, (ctx) => getPayment(ctx, request.params.id)) };
+    },
+  );
+
+  app.post(
+    '/api/payments/:id/refunds',
+    {
+      config: { roles: ['owner', 'admin'] },
+      schema: {
+        tags,
+        summary:
+          'Refund a payment, partly or in full (owner/admin; emits payment.refunded, and invoice.status_changed when the invoice reopens)',
+        params: IdParams,
+        body: RefundBody,
+        response: { 201: RefundResponse },
+      },
+    },
+    async (request, reply) => {
+      const data = await inRequestTenant(database.db, request, (ctx) =>
+        refundThroughApi(ctx, request.params.id, request.body ?? {}),
+      );
+      return reply.code(201).send({ data });
+    },
+  );
+
+  await app.register(stripeEventRoute, { box: new SecretBox(config.authSecret) });
+}
+
+/**
+ * Stripe's events, in their own encapsulated plugin: the signature covers the exact
+ * bytes Stripe sent, so this one route keeps the body as a raw string (its own
+ * content-type parser); JSON handling everywhere else is untouched.
+ */
+async function stripeEventRoute(fastify: FastifyInstance, opts: { box: SecretBox }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { database } = app.deps;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, body.toString());
+  });
+
+  app.post(
+    '/api/payments/stripe/:organizationId',
+    {
+      // Stripe holds no credential of ours: the signature is the authentication.
+      config: { access: 'public' },
+      schema: {
+        tags: ['payments'],
+        summary:
+          'Stripe events in (no session; Stripe-Signature checked against settings stripeWebhookSecret, 300 s tolerance): payment_intent.succeeded, charge.refunded, refund.created',
+        description:
+          'Point a Stripe webhook endpoint at this URL. The body is the Stripe Event JSON exactly as Stripe sent it. ' +
+          'A bad or stale signature, a currency other than the organization’s, a missing or unknown metadata.invoiceId → 400 with nothing written. ' +
+          'Replays answer 200 with outcome duplicate; other event types 200 with outcome ignored. ' +
+          'A refund whose payment has not arrived yet → 409 (Stripe retries it).',
+        security: [],
+        params: StripeParams,
+        response: { 200: Envelope(StripeAck) },
+      },
+    },
+    async (request) => {
+      const { organizationId } = request.params;
+      const secret = await stripeSecretOfOrganization(database.db, opts.box, organizationId);
+      const raw = typeof request.body === 'string' ? request.body : '';
+      const signature = request.headers['stripe-signature'];
+      const event = verifiedStripeEvent(raw, Array.isArray(signature) ? signature[0] : signature, secret);
+      const actor = { kind: 'system' as const, id: 'stripe', role: 'admin' as const };
+      const outcome = await inTenant(database.db, organizationId, actor, (ctx) => applyStripeEvent(ctx, event));
+      return { data: { received: true as const, outcome } };
+    },
+  );
+}

@@ -1,0 +1,94 @@
+import { Type } from 'typebox';
+import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { StringEnum } from '../billing/enum.js';
+import { InvoiceDetail, PAYMENT_METHODS } from '../invoices/invoices.schemas.js';
+import { PAYMENT_ORIGINS, PAYMENT_STATUSES, REFUND_ORIGINS } from './payments.states.js';
+
+export const Refund = Type.Object(
+  {
+    id: Type.String({ description: 'rfd_…' }),
+    paymentId: Type.String(),
+    amount: Type.Number({ description: 'Positive: the money given back by this refund' }),
+    reason: Nullable(Type.String()),
+    origin: StringEnum(REFUND_ORIGINS, 'API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe'),
+    processorRefundId: Nullable(Type.String({ description: 'Stripe refund id (re_…); null unless from Stripe' })),
+    createdAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+const paymentFields = {
+  id: Type.String({ description: 'pay_…' }),
+  amount: Type.Number({ description: 'What was received' }),
+  paymentDate: DateOnly(),
+  method: StringEnum(PAYMENT_METHODS),
+  createdAt: DateTime(),
+  invoiceId: Type.String(),
+  invoiceNumber: Type.String(),
+  customerId: Type.String({ description: 'The invoice’s customer' }),
+  reference: Nullable(Type.String({ description: 'Cheque number, transfer reference, …' })),
+  status: StringEnum(PAYMENT_STATUSES, 'succeeded, then partially_refunded or refunded as refunds add up'),
+  refundedAmount: Type.Number({ description: 'Sum of the refunds' }),
+  unappliedAmount: Type.Number({
+    description:
+      'Money received that the invoice could not take (more than its balance, or a void invoice), not yet refunded; refunds take it first',
+  }),
+  origin: StringEnum(PAYMENT_ORIGINS, 'API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded'),
+  processorPaymentId: Nullable(Type.String({ description: 'Stripe PaymentIntent id (pi_…); null unless Stripe' })),
+};
+
+export const Payment = Type.Object(paymentFields, { additionalProperties: false });
+export const PaymentDetail = Type.Object(
+  { ...paymentFields, refunds: Type.Array(Refund, { description: 'Oldest first' }) },
+  { additionalProperties: false },
+);
+
+const Bound = (description: string) => Type.String({ minLength: 1, maxLength: 40, description });
+
+export const PaymentListQuery = Type.Object({
+  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  invoiceId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  method: Type.Optional(StringEnum(PAYMENT_METHODS)),
+  status: Type.Optional(StringEnum(PAYMENT_STATUSES)),
+  from: Type.Optional(
+    Bound('First paymentDate included: YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used'),
+  ),
+  to: Type.Optional(Bound('Last paymentDate included (inclusive); same forms as from')),
+  unapplied: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description: 'true: only payments with money not applied to their invoice (unappliedAmount > 0); false: none',
+    }),
+  ),
+  ...PageQuery,
+});
+
+export const RefundBody = Type.Object(
+  {
+    amount: Type.Optional(
+      Money('Greater than 0, at most the refundable rest (amount − refundedAmount); default: that whole rest'),
+    ),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+
+export const RefundResult = Type.Object(
+  { refund: Refund, payment: PaymentDetail, invoice: InvoiceDetail },
+  { additionalProperties: false },
+);
+
+export const PaymentListResponse = Envelope(Type.Array(Payment));
+export const PaymentResponse = Envelope(PaymentDetail);
+export const RefundResponse = Envelope(RefundResult);
+
+export const StripeParams = Type.Object({ organizationId: Type.String({ minLength: 1, maxLength: 64 }) });
+export const StripeAck = Type.Object(
+  {
+    received: Type.Literal(true),
+    outcome: StringEnum(
+      ['recorded', 'duplicate', 'ignored'],
+      'recorded: something was written; duplicate: already recorded (a replay); ignored: an event type not handled',
+    ),
+  },
+  { additionalProperties: false },
+);

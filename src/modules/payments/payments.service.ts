@@ -1,0 +1,382 @@
+import { and, asc, eq, gt, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
+import { invoices, paymentRefunds, payments } from '../../db/schema/index.js';
+import { today } from '../../platform/dates.js';
+import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { fromCents, toCents } from '../../platform/money.js';
+import { listPage } from '../../platform/page-query.js';
+import type { Page } from '../../platform/pagination.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { emit } from '../../webhooks/outbox.js';
+import { calendarBound } from '../billing/date-filter.js';
+import { postInvoiceIssued, postInvoicePayment, postPaymentRefund } from '../invoices/invoices.ledger.js';
+import type { PaymentMethod } from '../invoices/invoices.schemas.js';
+import {
+  balanceCents,
+  detailOf,
+  emitInvoiceTransition,
+  eventData,
+  findRow,
+  type InvoiceDetailView,
+  type InvoiceRow,
+} from '../invoices/invoices.service.js';
+import {
+  acceptsPayment,
+  type InvoiceStatus,
+  type InvoiceTrigger,
+  nextInvoiceStatus,
+  refundTrigger,
+} from '../invoices/invoices.transitions.js';
+import { getOrgSettings } from '../settings/settings.service.js';
+import { type PaymentOrigin, type PaymentStatus, paymentStatusOf, type RefundOrigin } from './payments.states.js';
+
+type PaymentRow = typeof payments.$inferSelect;
+type RefundRow = typeof paymentRefunds.$inferSelect;
+type InvoiceRef = Pick<InvoiceRow, 'id' | 'invoiceNumber' | 'customerId'>;
+
+export const refundView = (r: RefundRow) => ({
+  id: r.id,
+  paymentId: r.paymentId,
+  amount: fromCents(r.amountCents),
+  reason: r.reason,
+  origin: r.origin as RefundOrigin,
+  processorRefundId: r.processorRefundId,
+  createdAt: r.createdAt,
+});
+export type RefundView = ReturnType<typeof refundView>;
+
+export const paymentView = (p: PaymentRow, invoice: InvoiceRef) => ({
+  id: p.id,
+  amount: fromCents(p.amountCents),
+  paymentDate: p.paymentDate,
+  method: p.method as PaymentMethod,
+  createdAt: p.createdAt,
+  invoiceId: p.invoiceId,
+  invoiceNumber: invoice.invoiceNumber,
+  customerId: invoice.customerId,
+  reference: p.reference,
+  status: p.status as PaymentStatus,
+  refundedAmount: fromCents(p.refundedCents),
+  unappliedAmount: fromCents(p.unappliedCents),
+  origin: p.origin as PaymentOrigin,
+  processorPaymentId: p.processorPaymentId,
+});
+export type PaymentView = ReturnType<typeof paymentView>;
+export type PaymentDetailView = PaymentView & { refunds: RefundView[] };
+
+async function invoiceRefs(ctx: Ctx, ids: string[]): Promise<Map<string, InvoiceRef>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select({ id: invoices.id, invoiceNumber: invoices.invoiceNumber, customerId: invoices.customerId })
+    .from(invoices)
+    .where(and(eq(invoices.organizationId, ctx.organizationId), inArray(invoices.id, [...new Set(ids)])));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+async function paymentDetail(ctx: Ctx, row: PaymentRow, invoice?: InvoiceRef): Promise<PaymentDetailView> {
+  const ref = invoice ?? (await invoiceRefs(ctx, [row.invoiceId])).get(row.invoiceId);
+  if (!ref) throw notFound('Invoice');
+  const refunds = await ctx.tx
+    .select()
+    .from(paymentRefunds)
+    .where(and(eq(paymentRefunds.organizationId, ctx.organizationId), eq(paymentRefunds.paymentId, row.id)))
+    .orderBy(asc(paymentRefunds.createdAt), asc(paymentRefunds.id));
+  return { ...paymentView(row, ref), refunds: refunds.map(refundView) };
+}
+
+async function findPayment(ctx: Ctx, id: string, lock: boolean): Promise<PaymentRow> {
+  const query = ctx.tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.id, id)));
+  const [row] = lock ? await query.for('update') : await query;
+  if (!row) throw notFound('Payment');
+  return row;
+}
+
+export async function getPayment(ctx: Ctx, id: string): Promise<PaymentDetailView> {
+  return paymentDetail(ctx, await findPayment(ctx, id, false));
+}
+
+export interface PaymentListFilters {
+  customerId?: string | undefined;
+  invoiceId?: string | undefined;
+  method?: PaymentMethod | undefined;
+  status?: PaymentStatus | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  unapplied?: 'true' | 'false' | undefined;
+}
+
+export async function listPayments(ctx: Ctx, q: PaymentListFilters, page: Page) {
+  const where: SQL[] = [eq(payments.organizationId, ctx.organizationId)];
+  if (q.invoiceId) where.push(eq(payments.invoiceId, q.invoiceId));
+  if (q.customerId) {
+    // A payment's customer is its invoice's, which no longer changes once anything is paid.
+    where.push(
+      inArray(
+        payments.invoiceId,
+        ctx.tx
+          .select({ id: invoices.id })
+          .from(invoices)
+          .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.customerId, q.customerId))),
+      ),
+    );
+  }
+  if (q.method) where.push(eq(payments.method, q.method));
+  if (q.status) where.push(eq(payments.status, q.status));
+  if (q.unapplied === 'true') where.push(gt(payments.unappliedCents, 0));
+  if (q.unapplied === 'false') where.push(eq(payments.unappliedCents, 0));
+  if (q.from !== undefined || q.to !== undefined) {
+    const { timezone } = await getOrgSettings(ctx);
+    if (q.from !== undefined) where.push(gte(payments.paymentDate, calendarBound('from', q.from, timezone)));
+    if (q.to !== undefined) where.push(lte(payments.paymentDate, calendarBound('to', q.to, timezone)));
+  }
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, payments, and(...where), page);
+  const refs = await invoiceRefs(
+    ctx,
+    rows.map((r) => r.invoiceId),
+  );
+  return {
+    rows: rows.map((r) => paymentView(r, refs.get(r.invoiceId) as InvoiceRef)),
+    ...more,
+  };
+}
+
+export interface IncomingPayment {
+  amountCents: number;
+  paymentDate: string;
+  method: PaymentMethod;
+  reference: string | null;
+  origin: PaymentOrigin;
+  processorPaymentId: string | null;
+  /**
+   * false (the office through the API): more than the balance is a 400 and a
+   * closed invoice a 409. true (a processor that already took the money): the part
+   * the invoice cannot take is kept on the payment as unapplied, never dropped.
+   */
+  keepExcess: boolean;
+}
+
+export interface RecordedPayment {
+  payment: PaymentView;
+  invoice: InvoiceDetailView;
+}
+
+/**
+ * THE money movement for money received: every payment, whatever its origin, is
+ * recorded here (ledger postings hook in here). `invoice` must be locked FOR UPDATE
+ * by the caller, so concurrent payments queue and each sees the balance the previous
+ * one left: the balance never goes below zero and no payment counts twice.
+ */
+export async function receivePayment(ctx: Ctx, invoice: InvoiceRow, input: IncomingPayment): Promise<RecordedPayment> {
+  const status = invoice.status as InvoiceStatus;
+  const open = acceptsPayment(status);
+  if (!open && !input.keepExcess) {
+    throw invalidState(`Cannot record a payment on a ${status.replace('_', ' ')} invoice`);
+  }
+  if (input.amountCents <= 0) throw invalidField('amount', 'must be greater than 0');
+  const balance = open ? balanceCents(invoice) : 0;
+  if (!input.keepExcess && input.amountCents > balance) {
+    throw invalidField('amount', `must not exceed the balance (${fromCents(balance)})`);
+  }
+  const applied = Math.min(input.amountCents, balance);
+  const row: PaymentRow = {
+    id: newId('pay'),
+    organizationId: ctx.organizationId,
+    invoiceId: invoice.id,
+    amountCents: input.amountCents,
+    paymentDate: input.paymentDate,
+    method: input.method,
+    reference: input.reference,
+    status: 'succeeded',
+    refundedCents: 0,
+    unappliedCents: input.amountCents - applied,
+    origin: input.origin,
+    processorPaymentId: input.processorPaymentId,
+    createdAt: new Date(),
+  };
+  await ctx.tx.insert(payments).values(row);
+
+  let trigger: InvoiceTrigger | undefined;
+  let current = invoice;
+  if (applied > 0) {
+    trigger = applied === balance ? 'full_payment' : 'partial_payment';
+    const [updated] = await ctx.tx
+      .update(invoices)
+      .set({
+        status: nextInvoiceStatus(status, trigger),
+        amountPaidCents: invoice.amountPaidCents + applied,
+        updatedAt: new Date(),
+      })
+      .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, invoice.id)))
+      .returning();
+    current = updated as InvoiceRow;
+  }
+  // Paid straight from draft: the invoice enters receivables first, then the payment clears it.
+  if (status === 'draft' && applied > 0) await postInvoiceIssued(ctx, current);
+  await postInvoicePayment(ctx, invoice, row);
+  const detail = await detailOf(ctx, current);
+  if (trigger) await emitInvoiceTransition(ctx, trigger, status, detail);
+  const payment = paymentView(row, invoice);
+  await emit(ctx, 'payment.received', {
+    paymentId: row.id,
+    ...eventData(detail),
+    amount: fromCents(row.amountCents),
+    origin: row.origin,
+    payment,
+  });
+  return { payment, invoice: detail };
+}
+
+export interface PaymentInput {
+  amount: number;
+  paymentDate?: string | undefined;
+  method: PaymentMethod;
+  reference?: string | undefined;
+}
+
+/** `POST /api/invoices/{id}/payments`: the office records money it received. */
+export async function recordInvoicePayment(ctx: Ctx, invoiceId: string, input: PaymentInput) {
+  const invoice = await findRow(ctx, invoiceId, true);
+  const amountCents = toCents(input.amount, 'amount');
+  const { timezone } = await getOrgSettings(ctx);
+  const todayDate = today(timezone);
+  const paymentDate = input.paymentDate ?? todayDate;
+  if (paymentDate > todayDate) throw invalidField('paymentDate', `must not be after today (${todayDate})`);
+  const recorded = await receivePayment(ctx, invoice, {
+    amountCents,
+    paymentDate,
+    method: input.method,
+    reference: input.reference?.trim() || null,
+    origin: 'API',
+    processorPaymentId: null,
+    keepExcess: false,
+  });
+  return recorded.invoice;
+}
+
+export interface OutgoingRefund {
+  /** Cents; undefined = the whole refundable rest. */
+  amountCents: number | undefined;
+  reason: string | null;
+  origin: RefundOrigin;
+  processorRefundId: string | null;
+}
+
+export interface RecordedRefund {
+  refund: RefundView;
+  payment: PaymentDetailView;
+  invoice: InvoiceDetailView;
+}
+
+/**
+ * THE money movement for money given back (ledger postings hook in here). Locks the
+ * invoice, then the payment (the order every payment path takes), so concurrent
+ * refunds queue and each sees what the previous one left: the refunds of a payment
+ * never add up to more than it. The unapplied excess goes back first; only the rest
+ * is taken off the invoice's amountPaid, whose status then follows the transition table.
+ */
+export async function refundPayment(ctx: Ctx, paymentId: string, input: OutgoingRefund): Promise<RecordedRefund> {
+  const unlocked = await findPayment(ctx, paymentId, false);
+  const invoice = await findRow(ctx, unlocked.invoiceId, true);
+  const payment = await findPayment(ctx, paymentId, true);
+  const refundable = payment.amountCents - payment.refundedCents;
+  const amount = input.amountCents ?? refundable;
+  if (refundable <= 0) throw invalidField('amount', 'nothing is left to refund on this payment');
+  if (amount <= 0) throw invalidField('amount', 'must be greater than 0');
+  if (amount > refundable)
+    throw invalidField('amount', `must not exceed the refundable rest (${fromCents(refundable)})`);
+
+  const fromUnapplied = Math.min(amount, payment.unappliedCents);
+  const fromInvoice = amount - fromUnapplied;
+  const refund: RefundRow = {
+    id: newId('rfd'),
+    organizationId: ctx.organizationId,
+    paymentId,
+    amountCents: amount,
+    appliedCents: fromInvoice,
+    reason: input.reason,
+    origin: input.origin,
+    processorRefundId: input.processorRefundId,
+    createdAt: new Date(),
+  };
+  await ctx.tx.insert(paymentRefunds).values(refund);
+  const refundedCents = payment.refundedCents + amount;
+  const [updatedPayment] = await ctx.tx
+    .update(payments)
+    .set({
+      refundedCents,
+      unappliedCents: payment.unappliedCents - fromUnapplied,
+      status: paymentStatusOf(payment.amountCents, refundedCents),
+    })
+    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.id, paymentId)))
+    .returning();
+
+  let current = invoice;
+  let trigger: InvoiceTrigger | undefined;
+  if (fromInvoice > 0) {
+    const paidAfter = invoice.amountPaidCents - fromInvoice;
+    const { timezone } = await getOrgSettings(ctx);
+    trigger = refundTrigger(paidAfter, invoice.dueDate < today(timezone));
+    const [updated] = await ctx.tx
+      .update(invoices)
+      .set({
+        status: nextInvoiceStatus(invoice.status as InvoiceStatus, trigger),
+        amountPaidCents: paidAfter,
+        updatedAt: new Date(),
+      })
+      .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, invoice.id)))
+      .returning();
+    current = updated as InvoiceRow;
+  }
+  await postPaymentRefund(ctx, invoice, refund);
+  const invoiceDetail = await detailOf(ctx, current);
+  if (trigger) await emitInvoiceTransition(ctx, trigger, invoice.status, invoiceDetail);
+  const paymentAfter = await paymentDetail(ctx, updatedPayment as PaymentRow, invoice);
+  const refundOut = refundView(refund);
+  await emit(ctx, 'payment.refunded', {
+    paymentId,
+    invoiceId: invoice.id,
+    refundId: refund.id,
+    refundedAmount: fromCents(amount),
+    origin: input.origin,
+    reason: input.reason,
+    payment: paymentAfter,
+    refund: refundOut,
+  });
+  return { refund: refundOut, payment: paymentAfter, invoice: invoiceDetail };
+}
+
+/** `POST /api/payments/{id}/refunds`: the office gives money back. */
+export async function refundThroughApi(ctx: Ctx, paymentId: string, body: { amount?: number; reason?: string }) {
+  return refundPayment(ctx, paymentId, {
+    amountCents: body.amount === undefined ? undefined : toCents(body.amount, 'amount'),
+    reason: body.reason?.trim() || null,
+    origin: 'API',
+    processorRefundId: null,
+  });
+}
+
+/** The payment Stripe's PaymentIntent became, if it was recorded. */
+export async function paymentByProcessorId(ctx: Ctx, processorPaymentId: string): Promise<PaymentRow | undefined> {
+  const [row] = await ctx.tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.processorPaymentId, processorPaymentId)));
+  return row;
+}
+
+/** Whether a Stripe refund id was already recorded. */
+export async function refundRecorded(ctx: Ctx, processorRefundId: string): Promise<boolean> {
+  const [row] = await ctx.tx
+    .select({ n: sql<number>`1` })
+    .from(paymentRefunds)
+    .where(
+      and(
+        eq(paymentRefunds.organizationId, ctx.organizationId),
+        eq(paymentRefunds.processorRefundId, processorRefundId),
+      ),
+    );
+  return row !== undefined;
+}
