@@ -1321,6 +1321,496 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/crew-tracking/crews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List crews (newest first)
+         * @description Every role may read crews; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCrewTrackingCrews"];
+        put?: never;
+        /**
+         * Create a crew (owner/admin)
+         * @description Owner/admin only. name is required; each of memberIds must be a member id (mem_…) of this organization, else 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createCrewTrackingCrew"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/crews/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One crew
+         * @description Every role may read a crew, with its memberIds.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getCrewTrackingCrew"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a crew (owner/admin)
+         * @description Owner/admin only. Deletes the crew; its members stay in the organization.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        delete: operations["deleteCrewTrackingCrew"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a crew or replace its members (owner/admin)
+         * @description Owner/admin only. memberIds replaces the whole list; each must be a member of this organization, else 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateCrewTrackingCrew"];
+        trace?: never;
+    };
+    "/api/crew-tracking/clock-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clock in (one open entry per member: a second clock-in → 409 CONFLICT)
+         * @description memberId defaults to the caller; clocking in another member needs owner/admin (403). A member who already has an open entry → 409 CONFLICT; type is work (default) or drive.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createCrewTrackingClockIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/clock-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clock out: closes the open entry; a work entry emits time_entry.completed, a drive entry nothing
+         * @description memberId defaults to the caller; another member needs owner/admin (403). No open entry → 409 INVALID_STATE; at before the start, or mileage on a work entry → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createCrewTrackingClockOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/time-entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List time entries, newest start first (filters memberId, jobId, type, from/to on startedAt)
+         * @description Paginated like every list; from and to filter startedAt.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCrewTrackingTimeEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/time-entries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One time entry with its edits
+         * @description edits lists every correction made to the entry, with who made it and when.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getCrewTrackingTimeEntry"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a time entry (owner/admin)
+         * @description Owner/admin only. The entry no longer counts in timesheets.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        delete: operations["deleteCrewTrackingTimeEntry"];
+        options?: never;
+        head?: never;
+        /**
+         * Correct a time entry (owner/admin); each change is kept in edits with who and when
+         * @description Owner/admin only. Each change is appended to edits as {at, actorId, changes}; an end before the start, or mileage on a work entry → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateCrewTrackingTimeEntry"];
+        trace?: never;
+    };
+    "/api/crew-tracking/timesheets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Minutes and mileage per member and day in the organization timezone (at most 92 days)
+         * @description from and to are inclusive dates at most 92 days apart; from after to or a longer range → 400. Only days with time are returned; an entry crossing midnight counts on both days, mileage on the day the drive started.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCrewTrackingTimesheets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A member's trail in a time range, oldest first (Link rel=next continues after the last point)
+         * @description from must be before to, else 400. Follow the Link rel=next header while there are more points.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCrewTrackingLocations"];
+        put?: never;
+        /**
+         * Post 1..500 GPS points for the caller's member
+         * @description Points are recorded for the member behind the caller (a user or device token). Any invalid point, such as recordedAt more than 5 minutes in the future, refuses the whole batch with 400; points older than 90 days are removed by the worker.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createCrewTrackingLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/locations/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest point of each member
+         * @description For each member that has points, the one with the greatest recordedAt.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCrewTrackingLocationsLatest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List active devices (no tokens): all for owner/admin, a member's own otherwise
+         * @description Revoked devices are left out and tokens are never returned.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCrewTrackingDevices"];
+        put?: never;
+        /**
+         * Create a mobile device token (dev_…, shown once) acting as one member
+         * @description Owner/admin may create one for any member, other roles only for themselves (403). The dev_… token is returned once and stored hashed; it acts as its member only on /api/crew-tracking/* (except devices) and GET /api/jobs*, and device tokens cannot call this route.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createCrewTrackingDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/crew-tracking/devices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a device token at once
+         * @description Owner/admin may revoke any device, other roles only their own (404 otherwise); the token stops working immediately.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        delete: operations["deleteCrewTrackingDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/equipment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List equipment (newest first), by status or category
+         * @description Every role may read equipment; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listEquipment"];
+        put?: never;
+        /**
+         * Add an item (owner/admin); a serial number already used → 409 CONFLICT
+         * @description Owner/admin only. serialNumber must be unique in the organization (409 CONFLICT); the item starts available.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createEquipment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/equipment/maintenance-due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Maintenance plans that are due, most overdue first (retired items left out)
+         * @description A plan is due once the hours or days since its last log (or since purchase or its creation) reach its interval. dueSince is the last log plus the interval; overdueFraction is (elapsed − interval) ÷ interval, largest first.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listEquipmentMaintenanceDue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/equipment/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One item
+         * @description Every role may read an item, with its status and hour meter.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getEquipment"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an item without history (owner/admin); with history → 409, retire it instead
+         * @description Owner/admin only. An item with any check-out or maintenance history → 409 CONFLICT; retire it with PATCH status retired instead.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        delete: operations["deleteEquipment"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an item (owner/admin); status: maintenance, retired or back to available
+         * @description Owner/admin only. in_use is reached only by check-out and check-in; any other status move → 409 INVALID_STATE. A lower hourMeter → 400; a duplicate serialNumber → 409 CONFLICT.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateEquipment"];
+        trace?: never;
+    };
+    "/api/equipment/{id}/check-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an available item out to a member, crew or job (otherwise 409 INVALID_STATE)
+         * @description Only an available item can be checked out (in_use, maintenance or retired → 409 INVALID_STATE); it becomes in_use. memberId, crewId and jobId must belong to this organization, else 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["checkOutEquipment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/equipment/{id}/check-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an item in (from in_use only) with its hour meter, which never goes down
+         * @description Only an in_use item can be checked in (409 INVALID_STATE otherwise); it becomes available. An hourMeter below the current reading, or at before the check-out → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["checkInEquipment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/equipment/{id}/assignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check-out history of an item, newest first
+         * @description Every check-out of the item, including the one still open.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listEquipmentAssignments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/equipment/{id}/maintenance-plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An item's maintenance plans
+         * @description Every role may read them.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listEquipmentMaintenancePlans"];
+        put?: never;
+        /**
+         * Add a maintenance plan: every N hours or every N days (exactly one)
+         * @description Owner/admin only. Give exactly one of everyHours or everyDays, else 400; the plan appears in maintenance-due once its interval is reached.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createEquipmentMaintenancePlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/equipment/{id}/maintenance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An item's maintenance log, newest first
+         * @description Every role may read it; each log has performedAt, hourMeter, cost, notes and planId.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listEquipmentMaintenance"];
+        put?: never;
+        /**
+         * Log maintenance work (optionally fulfilling a plan)
+         * @description planId must be a plan of this item (else 400); the log restarts that plan interval. An hourMeter updates the item meter, which never goes down (400).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["maintenanceEquipment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks": {
         parameters: {
             query?: never;
@@ -1509,6 +1999,506 @@ export interface paths {
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin. Plan: Business.
          */
         post: operations["requeueWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vendors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List vendors (newest first), optionally only active or inactive ones
+         * @description Every role may read vendors; paginated like every list. An inactive vendor stays listed but cannot be chosen for a new purchase order or bill.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listVendors"];
+        put?: never;
+        /**
+         * Add a vendor (every role)
+         * @description Only name is required; paymentTermsDays defaults from the organization settings and sets the default due date of its bills.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createVendor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vendors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One vendor
+         * @description Every role may read a vendor; 404 when it is not in this organization.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getVendor"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a vendor (409 CONFLICT once it has purchase orders, bills or payments; deactivate it instead)
+         * @description Every role may delete a vendor that has no purchase orders, bills or payments. Otherwise 409 CONFLICT: set active to false instead.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        delete: operations["deleteVendor"];
+        options?: never;
+        head?: never;
+        /**
+         * Update some fields of a vendor; null clears an optional field
+         * @description Every role may update a vendor. Setting active to false keeps its history; an inactive vendor given as vendorId on a new order or bill → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        patch: operations["updateVendor"];
+        trace?: never;
+    };
+    "/api/purchase-orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List purchase orders, newest first (filters: status, vendorId, jobId)
+         * @description Every role may read purchase orders; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listPurchaseOrders"];
+        put?: never;
+        /**
+         * Create a draft purchase order (emits purchase-order.created)
+         * @description Every role may order materials; the order starts in draft with the next poNumber. An unknown or inactive vendor, an unknown jobId or an expectedDate before orderDate → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createPurchaseOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/purchase-orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One purchase order
+         * @description Every role may read one, with its poNumber (PO-000001), line items and total.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getPurchaseOrder"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a draft purchase order (409 otherwise)
+         * @description Only a draft can be deleted; any other status → 409 INVALID_STATE (cancel it instead).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        delete: operations["deletePurchaseOrder"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a draft purchase order (409 once sent)
+         * @description Only a draft can be changed; a sent, received or cancelled order → 409 INVALID_STATE. The same checks as on creation apply (400).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        patch: operations["updatePurchaseOrder"];
+        trace?: never;
+    };
+    "/api/purchase-orders/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * draft → sent; mails the vendor when it has an email (emits purchase-order.sent)
+         * @description Moves a draft to sent and emails the vendor when it has an email address; any other status → 409 INVALID_STATE. 503 if the mail server refuses; nothing changes then.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["sendPurchaseOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/purchase-orders/{id}/receive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sent → received (emits purchase-order.received)
+         * @description Records that the goods arrived; only a sent order can be received, any other status → 409 INVALID_STATE. A received order can then be billed.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["receivePurchaseOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/purchase-orders/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * draft | sent → cancelled (emits purchase-order.cancelled)
+         * @description Cancels a draft or sent order; a received or already cancelled order → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["cancelPurchaseOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/purchase-orders/{id}/bill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a draft bill with a received order’s lines (owner/admin; emits bill.created)
+         * @description Owner/admin only. One draft bill per received order, a line per order line (booked to 5100 when the line names equipment, else 5000); an order that is not received, already has a bill or totals 0 → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["billPurchaseOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List vendor bills, newest first (filters: status, vendorId, purchaseOrderId)
+         * @description Owner/admin only; paginated like every list. Each bill carries total, amountPaid and balance.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listBills"];
+        put?: never;
+        /**
+         * Record a vendor bill: posted at once (open, or awaiting_approval above the threshold) unless draft (emits bill.created)
+         * @description Owner/admin only. With draft: true the bill stays a draft; otherwise it is posted at once, to open (booked to Accounts Payable) or to awaiting_approval when its total exceeds the billApprovalThreshold setting. dueDate defaults to billDate plus the vendor payment terms; an inactive vendor → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createBill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bills/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One bill
+         * @description Owner/admin only. The bill with its line items, total, amountPaid and balance.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getBill"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a draft bill (409 otherwise)
+         * @description Owner/admin only. Only a draft bill can be deleted; any other status → 409 INVALID_STATE (an open bill with nothing paid can be voided instead).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        delete: operations["deleteBill"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a bill: anything while draft or awaiting approval, then only dueDate and notes
+         * @description Owner/admin only. Every field can change while the bill is draft or awaiting_approval; after that any field other than dueDate and notes → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateBill"];
+        trace?: never;
+    };
+    "/api/bills/{id}/post": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a draft: open (booked to Accounts Payable), or awaiting_approval above the threshold
+         * @description Owner/admin only. The bill goes to awaiting_approval when its total exceeds the billApprovalThreshold setting, else to open with its ledger entry (Dr expense lines, Cr 2000); a bill that is not a draft → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["postBill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bills/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a bill awaiting approval → open, booked (emits bill.approved)
+         * @description Owner/admin only. The bill is booked to Accounts Payable and can then be paid; a bill that is not awaiting approval → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["approveBill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bills/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void an open bill with nothing paid; its ledger entry is reversed (emits bill.voided)
+         * @description Owner/admin only. A bill with payments, or in any status other than open → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["voidBill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bill-payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List bill payments, newest first (filters: vendorId, status)
+         * @description Owner/admin only; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listBillPayments"];
+        put?: never;
+        /**
+         * Pay open bills of one vendor (scheduled when dated after today, else pending; emits bill_payment.created)
+         * @description Owner/admin only. Each allocation must name an open or partially_paid bill of that vendor with an amount no greater than its balance (else 400); it applies at once, bills move to partially_paid or paid (emitting bill.paid) and the payment is booked (Dr 2000, Cr 1000).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createBillPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bill-payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One bill payment with its allocations
+         * @description Owner/admin only. The payment with its status and the amount it applied to each bill.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getBillPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bill-payments/{id}/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The bank confirmed it: pending → settled (emits bill_payment.settled)
+         * @description Owner/admin only. Only a pending payment can be settled; a scheduled payment becomes pending on its date, and any other status → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["settleBillPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bill-payments/{id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Failed or returned (from scheduled, pending or settled): allocations reversed, bills reopen (emits bill_payment.failed)
+         * @description Owner/admin only; a reason is required. Every allocation and its ledger entry are reversed and paid bills reopen; an already failed payment → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["failBillPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ledger/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The fixed chart of accounts
+         * @description Owner/admin only. The accounts (1000 Cash, 1100 Accounts Receivable, 2000 Accounts Payable and so on) are fixed and cannot be changed through the API.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listLedgerAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ledger/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Journal entries with their lines, newest first (filters: sourceType, sourceId, from/to on entryDate)
+         * @description Owner/admin only; paginated like every list. Entries come only from the changes that cause them (invoices, payments, bills, bill payments) and are never edited: corrections are reversals. to before from → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listLedgerEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ledger/trial-balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Debits, credits and balance per account as of a day; totals always balance
+         * @description Owner/admin only. Covers entries dated on or before asOf (default today); debits always equal credits.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getLedgerTrialBalance"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -10013,6 +11003,2049 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listCrewTrackingCrews: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description crw_… */
+                            id: string;
+                            name: string;
+                            /** @description Members of the crew (mem_…) */
+                            memberIds: string[];
+                            /** @description The same members with their user ids */
+                            members: {
+                                /** @description mem_… */
+                                memberId: string;
+                                /** @description The member's user id */
+                                userId: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCrewTrackingCrew: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Crew name, e.g. "Mowing crew A" */
+                    name: string;
+                    /** @description Members of the organization */
+                    memberIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description crw_… */
+                            id: string;
+                            name: string;
+                            /** @description Members of the crew (mem_…) */
+                            memberIds: string[];
+                            /** @description The same members with their user ids */
+                            members: {
+                                /** @description mem_… */
+                                memberId: string;
+                                /** @description The member's user id */
+                                userId: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCrewTrackingCrew: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description crw_… */
+                            id: string;
+                            name: string;
+                            /** @description Members of the crew (mem_…) */
+                            memberIds: string[];
+                            /** @description The same members with their user ids */
+                            members: {
+                                /** @description mem_… */
+                                memberId: string;
+                                /** @description The member's user id */
+                                userId: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCrewTrackingCrew: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateCrewTrackingCrew: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Replaces the member list */
+                    memberIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description crw_… */
+                            id: string;
+                            name: string;
+                            /** @description Members of the crew (mem_…) */
+                            memberIds: string[];
+                            /** @description The same members with their user ids */
+                            members: {
+                                /** @description mem_… */
+                                memberId: string;
+                                /** @description The member's user id */
+                                userId: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCrewTrackingClockIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Who clocks in; default the caller. Another member needs owner/admin */
+                    memberId?: string;
+                    /** @description The job worked on (job_…) */
+                    jobId?: string;
+                    /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                    type?: "work" | "drive";
+                    /**
+                     * Format: date-time
+                     * @description Start time; default now. At most 5 minutes in the future
+                     */
+                    at?: string;
+                    location?: {
+                        /** @description Latitude, −90..90 */
+                        lat: number;
+                        /** @description Longitude, −180..180 */
+                        lng: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description tme_… */
+                            id: string;
+                            /** @description mem_… */
+                            memberId: string;
+                            userId: string;
+                            jobId: string | null;
+                            /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                            type: "work" | "drive";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            durationMinutes: number | null;
+                            mileage: number | null;
+                            startLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            endLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            /** @description Corrections, oldest first */
+                            edits: {
+                                /** @description When the correction was made */
+                                at: string;
+                                /** @description User or API key id of who made it */
+                                actorId: string;
+                                /** @description Each changed field with its old and new value */
+                                changes: {
+                                    [key: string]: {
+                                        from: unknown;
+                                        to: unknown;
+                                    };
+                                };
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCrewTrackingClockOut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Who clocks out; default the caller. Another member needs owner/admin */
+                    memberId?: string;
+                    /**
+                     * Format: date-time
+                     * @description End time; default now; not before the start
+                     */
+                    at?: string;
+                    location?: {
+                        /** @description Latitude, −90..90 */
+                        lat: number;
+                        /** @description Longitude, −180..180 */
+                        lng: number;
+                    };
+                    /** @description Miles driven (drive entries only) */
+                    mileage?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description tme_… */
+                            id: string;
+                            /** @description mem_… */
+                            memberId: string;
+                            userId: string;
+                            jobId: string | null;
+                            /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                            type: "work" | "drive";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            durationMinutes: number | null;
+                            mileage: number | null;
+                            startLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            endLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            /** @description Corrections, oldest first */
+                            edits: {
+                                /** @description When the correction was made */
+                                at: string;
+                                /** @description User or API key id of who made it */
+                                actorId: string;
+                                /** @description Each changed field with its old and new value */
+                                changes: {
+                                    [key: string]: {
+                                        from: unknown;
+                                        to: unknown;
+                                    };
+                                };
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCrewTrackingTimeEntries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+                /** @description A member's id (mem_…, GET /api/members) */
+                memberId?: string;
+                jobId?: string;
+                /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                type?: "work" | "drive";
+                /** @description startedAt from: a date (whole day, org timezone) or date-time */
+                from?: string;
+                /** @description startedAt to: a date (through that day) or date-time */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description tme_… */
+                            id: string;
+                            /** @description mem_… */
+                            memberId: string;
+                            userId: string;
+                            jobId: string | null;
+                            /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                            type: "work" | "drive";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            durationMinutes: number | null;
+                            mileage: number | null;
+                            startLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            endLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            /** @description Corrections, oldest first */
+                            edits: {
+                                /** @description When the correction was made */
+                                at: string;
+                                /** @description User or API key id of who made it */
+                                actorId: string;
+                                /** @description Each changed field with its old and new value */
+                                changes: {
+                                    [key: string]: {
+                                        from: unknown;
+                                        to: unknown;
+                                    };
+                                };
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCrewTrackingTimeEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description tme_… */
+                            id: string;
+                            /** @description mem_… */
+                            memberId: string;
+                            userId: string;
+                            jobId: string | null;
+                            /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                            type: "work" | "drive";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            durationMinutes: number | null;
+                            mileage: number | null;
+                            startLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            endLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            /** @description Corrections, oldest first */
+                            edits: {
+                                /** @description When the correction was made */
+                                at: string;
+                                /** @description User or API key id of who made it */
+                                actorId: string;
+                                /** @description Each changed field with its old and new value */
+                                changes: {
+                                    [key: string]: {
+                                        from: unknown;
+                                        to: unknown;
+                                    };
+                                };
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCrewTrackingTimeEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateCrewTrackingTimeEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Corrected start
+                     */
+                    startedAt?: string;
+                    /**
+                     * Format: date-time
+                     * @description Corrected end (closes nothing new: only for entries already closed or to fix one)
+                     */
+                    endedAt?: string;
+                    /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                    type?: "work" | "drive";
+                    jobId?: string | null;
+                    mileage?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description tme_… */
+                            id: string;
+                            /** @description mem_… */
+                            memberId: string;
+                            userId: string;
+                            jobId: string | null;
+                            /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+                            type: "work" | "drive";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            durationMinutes: number | null;
+                            mileage: number | null;
+                            startLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            endLocation: {
+                                /** @description Latitude, −90..90 */
+                                lat: number;
+                                /** @description Longitude, −180..180 */
+                                lng: number;
+                            } | null;
+                            /** @description Corrections, oldest first */
+                            edits: {
+                                /** @description When the correction was made */
+                                at: string;
+                                /** @description User or API key id of who made it */
+                                actorId: string;
+                                /** @description Each changed field with its old and new value */
+                                changes: {
+                                    [key: string]: {
+                                        from: unknown;
+                                        to: unknown;
+                                    };
+                                };
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCrewTrackingTimesheets: {
+        parameters: {
+            query: {
+                /**
+                 * @description First day, inclusive
+                 * @example 2026-05-01
+                 */
+                from: string;
+                /**
+                 * @description Last day, inclusive; at most 92 days after from
+                 * @example 2026-05-01
+                 */
+                to: string;
+                /** @description A member's id (mem_…, GET /api/members) */
+                memberId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            memberId: string;
+                            userId: string;
+                            /** @description Day in the organization timezone, YYYY-MM-DD */
+                            date: string;
+                            workMinutes: number;
+                            driveMinutes: number;
+                            /** @description Miles of drive entries started that day */
+                            mileage: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCrewTrackingLocations: {
+        parameters: {
+            query: {
+                /** @description Whose trail */
+                memberId: string;
+                /** @description Start: a date (whole day, org timezone) or a date-time (inclusive) */
+                from: string;
+                /** @description End: a date (through that day) or a date-time */
+                to: string;
+                /** @description At most this many points (1..5000) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            memberId: string;
+                            userId: string;
+                            lat: number;
+                            lng: number;
+                            accuracy: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            recordedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCrewTrackingLocation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1..500 points of the caller's member; a point already stored (same recordedAt) is skipped */
+                    points: {
+                        /** @description Latitude, −90..90 */
+                        lat: number;
+                        /** @description Longitude, −180..180 */
+                        lng: number;
+                        /** @description Metres */
+                        accuracy?: number;
+                        /**
+                         * Format: date-time
+                         * @description When the phone took the point; at most 5 minutes in the future
+                         */
+                        recordedAt: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Points stored */
+                            accepted: number;
+                            /** @description Points skipped because that recordedAt was already stored */
+                            duplicates: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCrewTrackingLocationsLatest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            memberId: string;
+                            userId: string;
+                            lat: number;
+                            lng: number;
+                            accuracy: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            recordedAt: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCrewTrackingDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description dvc_… */
+                            id: string;
+                            name: string;
+                            /** @description The member the device acts as */
+                            memberId: string;
+                            userId: string;
+                            /** @description First characters of the token, to tell devices apart */
+                            prefix: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            lastUsedAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCrewTrackingDevice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description e.g. "Dana's phone" */
+                    name: string;
+                    /** @description The member it acts as; default the caller. Another member needs owner/admin */
+                    memberId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description dvc_… */
+                            id: string;
+                            name: string;
+                            /** @description The member the device acts as */
+                            memberId: string;
+                            userId: string;
+                            /** @description First characters of the token, to tell devices apart */
+                            prefix: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            lastUsedAt: string | null;
+                            /** @description The device token (dev_…), shown only in this response; send as Bearer */
+                            token: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCrewTrackingDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEquipment: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+                /** @description available → in_use by check-out; in_use → available by check-in; maintenance and retired by PATCH */
+                status?: "available" | "in_use" | "maintenance" | "retired";
+                /** @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other */
+                category?: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description eqp_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                             * @enum {string}
+                             */
+                            category: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                            make: string | null;
+                            model: string | null;
+                            serialNumber: string | null;
+                            purchaseDate: string | null;
+                            purchaseCost: number | null;
+                            hourMeter: number | null;
+                            notes: string | null;
+                            /**
+                             * @description available → in_use by check-out; in_use → available by check-in; maintenance and retired by PATCH
+                             * @enum {string}
+                             */
+                            status: "available" | "in_use" | "maintenance" | "retired";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createEquipment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                     * @enum {string}
+                     */
+                    category: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                    make?: string | null;
+                    model?: string | null;
+                    serialNumber?: string | null;
+                    purchaseDate?: string | null;
+                    purchaseCost?: number | null;
+                    hourMeter?: number | null;
+                    notes?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description eqp_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                             * @enum {string}
+                             */
+                            category: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                            make: string | null;
+                            model: string | null;
+                            serialNumber: string | null;
+                            purchaseDate: string | null;
+                            purchaseCost: number | null;
+                            hourMeter: number | null;
+                            notes: string | null;
+                            /**
+                             * @description available → in_use by check-out; in_use → available by check-in; maintenance and retired by PATCH
+                             * @enum {string}
+                             */
+                            status: "available" | "in_use" | "maintenance" | "retired";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEquipmentMaintenanceDue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            equipmentId: string;
+                            equipmentName: string;
+                            planId: string;
+                            planName: string;
+                            basis: "hours" | "days";
+                            /** @description When it fell due: the last log (or purchase, or plan creation) + interval; a date-time for day plans, an hour-meter reading for hour plans */
+                            dueSince: string | number;
+                            /** @description (elapsed − interval) ÷ interval; 0 = just due */
+                            overdueFraction: number;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEquipment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description eqp_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                             * @enum {string}
+                             */
+                            category: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                            make: string | null;
+                            model: string | null;
+                            serialNumber: string | null;
+                            purchaseDate: string | null;
+                            purchaseCost: number | null;
+                            hourMeter: number | null;
+                            notes: string | null;
+                            /**
+                             * @description available → in_use by check-out; in_use → available by check-in; maintenance and retired by PATCH
+                             * @enum {string}
+                             */
+                            status: "available" | "in_use" | "maintenance" | "retired";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteEquipment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateEquipment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                     * @enum {string}
+                     */
+                    category?: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                    make?: string | null;
+                    model?: string | null;
+                    serialNumber?: string | null;
+                    purchaseDate?: string | null;
+                    purchaseCost?: number | null;
+                    hourMeter?: number | null;
+                    notes?: string | null;
+                    /** @description Retire an item, send it to or bring it back from maintenance (not while in use: 409) */
+                    status?: "available" | "maintenance" | "retired";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description eqp_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                             * @enum {string}
+                             */
+                            category: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                            make: string | null;
+                            model: string | null;
+                            serialNumber: string | null;
+                            purchaseDate: string | null;
+                            purchaseCost: number | null;
+                            hourMeter: number | null;
+                            notes: string | null;
+                            /**
+                             * @description available → in_use by check-out; in_use → available by check-in; maintenance and retired by PATCH
+                             * @enum {string}
+                             */
+                            status: "available" | "in_use" | "maintenance" | "retired";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    checkOutEquipment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Member who takes it (mem_…) */
+                    memberId?: string;
+                    /** @description Crew that takes it (crw_…) */
+                    crewId?: string;
+                    /** @description Job it is for (job_…) */
+                    jobId?: string;
+                    /**
+                     * Format: date-time
+                     * @description Default now
+                     */
+                    at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description eqp_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                             * @enum {string}
+                             */
+                            category: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                            make: string | null;
+                            model: string | null;
+                            serialNumber: string | null;
+                            purchaseDate: string | null;
+                            purchaseCost: number | null;
+                            hourMeter: number | null;
+                            notes: string | null;
+                            /**
+                             * @description available → in_use by check-out; in_use → available by check-in; maintenance and retired by PATCH
+                             * @enum {string}
+                             */
+                            status: "available" | "in_use" | "maintenance" | "retired";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    checkInEquipment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Default now; not before the check-out
+                     */
+                    at?: string;
+                    /** @description Reading at return; never lower than the current one */
+                    hourMeter?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description eqp_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * @description mower | plow | spreader | salter | truck | trailer | blower | trimmer | other
+                             * @enum {string}
+                             */
+                            category: "mower" | "plow" | "spreader" | "salter" | "truck" | "trailer" | "blower" | "trimmer" | "other";
+                            make: string | null;
+                            model: string | null;
+                            serialNumber: string | null;
+                            purchaseDate: string | null;
+                            purchaseCost: number | null;
+                            hourMeter: number | null;
+                            notes: string | null;
+                            /**
+                             * @description available → in_use by check-out; in_use → available by check-in; maintenance and retired by PATCH
+                             * @enum {string}
+                             */
+                            status: "available" | "in_use" | "maintenance" | "retired";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEquipmentAssignments: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description eqa_… */
+                            id: string;
+                            equipmentId: string;
+                            memberId: string | null;
+                            crewId: string | null;
+                            jobId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            checkedOutAt: string;
+                            checkedInAt: string | null;
+                            hourMeterOut: number | null;
+                            hourMeterIn: number | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEquipmentMaintenancePlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description mpl_… */
+                            id: string;
+                            equipmentId: string;
+                            name: string;
+                            everyHours: number | null;
+                            everyDays: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createEquipmentMaintenancePlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description e.g. "Oil change" */
+                    name: string;
+                    /** @description Interval in engine hours */
+                    everyHours?: number;
+                    /** @description Interval in days */
+                    everyDays?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description mpl_… */
+                            id: string;
+                            equipmentId: string;
+                            name: string;
+                            everyHours: number | null;
+                            everyDays: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEquipmentMaintenance: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description mlg_… */
+                            id: string;
+                            equipmentId: string;
+                            planId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            performedAt: string;
+                            hourMeter: number | null;
+                            cost: number | null;
+                            notes: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    maintenanceEquipment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When the work was done
+                     */
+                    performedAt: string;
+                    /** @description Reading at the service; never lower than the current one */
+                    hourMeter?: number;
+                    /** @description Cost of the work */
+                    cost?: number;
+                    notes: string;
+                    /** @description The plan this work fulfils (mpl_… of this item) */
+                    planId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description mlg_… */
+                            id: string;
+                            equipmentId: string;
+                            planId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            performedAt: string;
+                            hourMeter: number | null;
+                            cost: number | null;
+                            notes: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: {
@@ -10702,6 +13735,2444 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listVendors: {
+        parameters: {
+            query?: {
+                /** @description Only active (true) or inactive (false) vendors */
+                active?: boolean;
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description ven_… */
+                            id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            address: string | null;
+                            /** @description Effective terms (the vendor’s own, else the organization’s) */
+                            paymentTermsDays: number;
+                            /** @description Whether the vendor has its own terms */
+                            customPaymentTerms: boolean;
+                            notes: string | null;
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createVendor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description e.g. "Green Valley Mulch" */
+                    name: string;
+                    email?: string | null;
+                    phone?: string | null;
+                    address?: string | null;
+                    paymentTermsDays?: number | null;
+                    notes?: string | null;
+                    /** @description Inactive vendors take no new orders, bills or payments */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description ven_… */
+                            id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            address: string | null;
+                            /** @description Effective terms (the vendor’s own, else the organization’s) */
+                            paymentTermsDays: number;
+                            /** @description Whether the vendor has its own terms */
+                            customPaymentTerms: boolean;
+                            notes: string | null;
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getVendor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description ven_… */
+                            id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            address: string | null;
+                            /** @description Effective terms (the vendor’s own, else the organization’s) */
+                            paymentTermsDays: number;
+                            /** @description Whether the vendor has its own terms */
+                            customPaymentTerms: boolean;
+                            notes: string | null;
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteVendor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateVendor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description e.g. "Green Valley Mulch" */
+                    name?: string;
+                    email?: string | null;
+                    phone?: string | null;
+                    address?: string | null;
+                    paymentTermsDays?: number | null;
+                    notes?: string | null;
+                    /** @description Inactive vendors take no new orders, bills or payments */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description ven_… */
+                            id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            address: string | null;
+                            /** @description Effective terms (the vendor’s own, else the organization’s) */
+                            paymentTermsDays: number;
+                            /** @description Whether the vendor has its own terms */
+                            customPaymentTerms: boolean;
+                            notes: string | null;
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPurchaseOrders: {
+        parameters: {
+            query?: {
+                /** @description draft | sent | received | cancelled */
+                status?: "draft" | "sent" | "received" | "cancelled";
+                vendorId?: string;
+                jobId?: string;
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description po_… */
+                            id: string;
+                            /** @description PO-000001 upwards, per organization, no gaps */
+                            poNumber: string;
+                            vendorId: string;
+                            jobId: string | null;
+                            /**
+                             * @description draft | sent | received | cancelled
+                             * @enum {string}
+                             */
+                            status: "draft" | "sent" | "received" | "cancelled";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            orderDate: string;
+                            expectedDate: string | null;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                quantity: number;
+                                unitCost: number;
+                                /** @description round(quantity × unitCost), half away from zero */
+                                amount: number;
+                                equipmentId: string | null;
+                            }[];
+                            total: number;
+                            notes: string | null;
+                            billId: string | null;
+                            sentAt: string | null;
+                            receivedAt: string | null;
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    vendorId: string;
+                    /** @description The job the materials are for */
+                    jobId?: string;
+                    /**
+                     * Format: date
+                     * @description Default: today in the organization’s timezone
+                     * @example 2026-05-01
+                     */
+                    orderDate?: string;
+                    /**
+                     * Format: date
+                     * @description Expected delivery; not before orderDate
+                     * @example 2026-05-01
+                     */
+                    expectedDate?: string;
+                    /** @description At least one line */
+                    lineItems: {
+                        description: string;
+                        /** @description Greater than 0, at most three decimals */
+                        quantity: number;
+                        /** @description Cost per unit, ≥ 0, at most two decimals */
+                        unitCost: number;
+                        /** @description The equipment this is for */
+                        equipmentId?: string;
+                    }[];
+                    notes?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description po_… */
+                            id: string;
+                            /** @description PO-000001 upwards, per organization, no gaps */
+                            poNumber: string;
+                            vendorId: string;
+                            jobId: string | null;
+                            /**
+                             * @description draft | sent | received | cancelled
+                             * @enum {string}
+                             */
+                            status: "draft" | "sent" | "received" | "cancelled";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            orderDate: string;
+                            expectedDate: string | null;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                quantity: number;
+                                unitCost: number;
+                                /** @description round(quantity × unitCost), half away from zero */
+                                amount: number;
+                                equipmentId: string | null;
+                            }[];
+                            total: number;
+                            notes: string | null;
+                            billId: string | null;
+                            sentAt: string | null;
+                            receivedAt: string | null;
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description po_… */
+                            id: string;
+                            /** @description PO-000001 upwards, per organization, no gaps */
+                            poNumber: string;
+                            vendorId: string;
+                            jobId: string | null;
+                            /**
+                             * @description draft | sent | received | cancelled
+                             * @enum {string}
+                             */
+                            status: "draft" | "sent" | "received" | "cancelled";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            orderDate: string;
+                            expectedDate: string | null;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                quantity: number;
+                                unitCost: number;
+                                /** @description round(quantity × unitCost), half away from zero */
+                                amount: number;
+                                equipmentId: string | null;
+                            }[];
+                            total: number;
+                            notes: string | null;
+                            billId: string | null;
+                            sentAt: string | null;
+                            receivedAt: string | null;
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deletePurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updatePurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Partial; only a draft may change (else 409 INVALID_STATE) */
+        requestBody: {
+            content: {
+                "application/json": {
+                    vendorId?: string;
+                    jobId?: string | null;
+                    /**
+                     * Format: date
+                     * @description Date, YYYY-MM-DD
+                     * @example 2026-05-01
+                     */
+                    orderDate?: string;
+                    expectedDate?: string | null;
+                    /** @description At least one line */
+                    lineItems?: {
+                        description: string;
+                        /** @description Greater than 0, at most three decimals */
+                        quantity: number;
+                        /** @description Cost per unit, ≥ 0, at most two decimals */
+                        unitCost: number;
+                        /** @description The equipment this is for */
+                        equipmentId?: string;
+                    }[];
+                    notes?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description po_… */
+                            id: string;
+                            /** @description PO-000001 upwards, per organization, no gaps */
+                            poNumber: string;
+                            vendorId: string;
+                            jobId: string | null;
+                            /**
+                             * @description draft | sent | received | cancelled
+                             * @enum {string}
+                             */
+                            status: "draft" | "sent" | "received" | "cancelled";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            orderDate: string;
+                            expectedDate: string | null;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                quantity: number;
+                                unitCost: number;
+                                /** @description round(quantity × unitCost), half away from zero */
+                                amount: number;
+                                equipmentId: string | null;
+                            }[];
+                            total: number;
+                            notes: string | null;
+                            billId: string | null;
+                            sentAt: string | null;
+                            receivedAt: string | null;
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendPurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description po_… */
+                            id: string;
+                            /** @description PO-000001 upwards, per organization, no gaps */
+                            poNumber: string;
+                            vendorId: string;
+                            jobId: string | null;
+                            /**
+                             * @description draft | sent | received | cancelled
+                             * @enum {string}
+                             */
+                            status: "draft" | "sent" | "received" | "cancelled";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            orderDate: string;
+                            expectedDate: string | null;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                quantity: number;
+                                unitCost: number;
+                                /** @description round(quantity × unitCost), half away from zero */
+                                amount: number;
+                                equipmentId: string | null;
+                            }[];
+                            total: number;
+                            notes: string | null;
+                            billId: string | null;
+                            sentAt: string | null;
+                            receivedAt: string | null;
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            /** @description The vendor’s address, or empty when it has none */
+                            emailedTo: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    receivePurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description po_… */
+                            id: string;
+                            /** @description PO-000001 upwards, per organization, no gaps */
+                            poNumber: string;
+                            vendorId: string;
+                            jobId: string | null;
+                            /**
+                             * @description draft | sent | received | cancelled
+                             * @enum {string}
+                             */
+                            status: "draft" | "sent" | "received" | "cancelled";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            orderDate: string;
+                            expectedDate: string | null;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                quantity: number;
+                                unitCost: number;
+                                /** @description round(quantity × unitCost), half away from zero */
+                                amount: number;
+                                equipmentId: string | null;
+                            }[];
+                            total: number;
+                            notes: string | null;
+                            billId: string | null;
+                            sentAt: string | null;
+                            receivedAt: string | null;
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelPurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description po_… */
+                            id: string;
+                            /** @description PO-000001 upwards, per organization, no gaps */
+                            poNumber: string;
+                            vendorId: string;
+                            jobId: string | null;
+                            /**
+                             * @description draft | sent | received | cancelled
+                             * @enum {string}
+                             */
+                            status: "draft" | "sent" | "received" | "cancelled";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            orderDate: string;
+                            expectedDate: string | null;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                quantity: number;
+                                unitCost: number;
+                                /** @description round(quantity × unitCost), half away from zero */
+                                amount: number;
+                                equipmentId: string | null;
+                            }[];
+                            total: number;
+                            notes: string | null;
+                            billId: string | null;
+                            sentAt: string | null;
+                            receivedAt: string | null;
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    billPurchaseOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listBills: {
+        parameters: {
+            query?: {
+                /** @description draft | awaiting_approval | open | partially_paid | paid | void */
+                status?: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                vendorId?: string;
+                purchaseOrderId?: string;
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createBill: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    vendorId: string;
+                    /** @description An order of the same vendor */
+                    purchaseOrderId?: string;
+                    /** @description The vendor’s own invoice number */
+                    vendorReference?: string;
+                    /**
+                     * Format: date
+                     * @description Default: today in the organization’s timezone
+                     * @example 2026-05-01
+                     */
+                    billDate?: string;
+                    /**
+                     * Format: date
+                     * @description Default: billDate + the vendor’s payment terms; not before billDate
+                     * @example 2026-05-01
+                     */
+                    dueDate?: string;
+                    /** @description At least one line */
+                    lineItems: {
+                        description: string;
+                        /** @description Greater than 0, at most two decimals */
+                        amount: number;
+                        /**
+                         * @description Expense account debited when posted (5000, 5100, 5200, 5900); default 5000
+                         * @enum {string}
+                         */
+                        accountCode?: "5000" | "5100" | "5200" | "5900";
+                    }[];
+                    notes?: string;
+                    /** @description true: keep it as a draft (POST /{id}/post later); default: posted at once (open, or awaiting_approval above settings billApprovalThreshold) */
+                    draft?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteBill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateBill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Partial. Draft and awaiting_approval accept every field; later only dueDate and notes (else 409 INVALID_STATE). */
+        requestBody: {
+            content: {
+                "application/json": {
+                    vendorId?: string;
+                    vendorReference?: string | null;
+                    /**
+                     * Format: date
+                     * @description Date, YYYY-MM-DD
+                     * @example 2026-05-01
+                     */
+                    billDate?: string;
+                    /**
+                     * Format: date
+                     * @description Date, YYYY-MM-DD
+                     * @example 2026-05-01
+                     */
+                    dueDate?: string;
+                    /** @description At least one line */
+                    lineItems?: {
+                        description: string;
+                        /** @description Greater than 0, at most two decimals */
+                        amount: number;
+                        /**
+                         * @description Expense account debited when posted (5000, 5100, 5200, 5900); default 5000
+                         * @enum {string}
+                         */
+                        accountCode?: "5000" | "5100" | "5200" | "5900";
+                    }[];
+                    notes?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    postBill: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    approveBill: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    voidBill: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bil_… */
+                            id: string;
+                            /** @description BILL-000001 upwards, per organization, no gaps */
+                            billNumber: string;
+                            vendorId: string;
+                            purchaseOrderId: string | null;
+                            vendorReference: string | null;
+                            /**
+                             * @description draft | awaiting_approval | open | partially_paid | paid | void
+                             * @enum {string}
+                             */
+                            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            billDate: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            dueDate: string;
+                            lineItems: {
+                                id: string;
+                                description: string;
+                                amount: number;
+                                accountCode: string;
+                            }[];
+                            total: number;
+                            /** @description Allocated by bill payments that have not failed */
+                            amountPaid: number;
+                            /** @description total − amountPaid; 0 once void */
+                            balance: number;
+                            notes: string | null;
+                            postedAt: string | null;
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            voidedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listBillPayments: {
+        parameters: {
+            query?: {
+                vendorId?: string;
+                /** @description scheduled | pending | settled | failed */
+                status?: "scheduled" | "pending" | "settled" | "failed";
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bpy_… */
+                            id: string;
+                            vendorId: string;
+                            /**
+                             * @description check | ach | card | cash | other
+                             * @enum {string}
+                             */
+                            method: "check" | "ach" | "card" | "cash" | "other";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            paymentDate: string;
+                            reference: string | null;
+                            /**
+                             * @description scheduled | pending | settled | failed
+                             * @enum {string}
+                             */
+                            status: "scheduled" | "pending" | "settled" | "failed";
+                            /** @description Sum of the allocations */
+                            amount: number;
+                            allocations: {
+                                billId: string;
+                                billNumber: string;
+                                amount: number;
+                            }[];
+                            failureReason: string | null;
+                            settledAt: string | null;
+                            failedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createBillPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    vendorId: string;
+                    /**
+                     * @description check | ach | card | cash | other
+                     * @enum {string}
+                     */
+                    method: "check" | "ach" | "card" | "cash" | "other";
+                    /**
+                     * Format: date
+                     * @description Default: today (organization timezone). After today → scheduled; the worker makes it pending on that day
+                     * @example 2026-05-01
+                     */
+                    paymentDate?: string;
+                    /** @description Check number, ACH trace, … */
+                    reference?: string;
+                    /** @description One entry per bill, each bill at most once */
+                    allocations: {
+                        /** @description An open or partially paid bill of the vendor */
+                        billId: string;
+                        /** @description Greater than 0 and at most the bill’s balance */
+                        amount: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bpy_… */
+                            id: string;
+                            vendorId: string;
+                            /**
+                             * @description check | ach | card | cash | other
+                             * @enum {string}
+                             */
+                            method: "check" | "ach" | "card" | "cash" | "other";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            paymentDate: string;
+                            reference: string | null;
+                            /**
+                             * @description scheduled | pending | settled | failed
+                             * @enum {string}
+                             */
+                            status: "scheduled" | "pending" | "settled" | "failed";
+                            /** @description Sum of the allocations */
+                            amount: number;
+                            allocations: {
+                                billId: string;
+                                billNumber: string;
+                                amount: number;
+                            }[];
+                            failureReason: string | null;
+                            settledAt: string | null;
+                            failedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBillPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bpy_… */
+                            id: string;
+                            vendorId: string;
+                            /**
+                             * @description check | ach | card | cash | other
+                             * @enum {string}
+                             */
+                            method: "check" | "ach" | "card" | "cash" | "other";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            paymentDate: string;
+                            reference: string | null;
+                            /**
+                             * @description scheduled | pending | settled | failed
+                             * @enum {string}
+                             */
+                            status: "scheduled" | "pending" | "settled" | "failed";
+                            /** @description Sum of the allocations */
+                            amount: number;
+                            allocations: {
+                                billId: string;
+                                billNumber: string;
+                                amount: number;
+                            }[];
+                            failureReason: string | null;
+                            settledAt: string | null;
+                            failedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    settleBillPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bpy_… */
+                            id: string;
+                            vendorId: string;
+                            /**
+                             * @description check | ach | card | cash | other
+                             * @enum {string}
+                             */
+                            method: "check" | "ach" | "card" | "cash" | "other";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            paymentDate: string;
+                            reference: string | null;
+                            /**
+                             * @description scheduled | pending | settled | failed
+                             * @enum {string}
+                             */
+                            status: "scheduled" | "pending" | "settled" | "failed";
+                            /** @description Sum of the allocations */
+                            amount: number;
+                            allocations: {
+                                billId: string;
+                                billNumber: string;
+                                amount: number;
+                            }[];
+                            failureReason: string | null;
+                            settledAt: string | null;
+                            failedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    failBillPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why the bank failed or returned it */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description bpy_… */
+                            id: string;
+                            vendorId: string;
+                            /**
+                             * @description check | ach | card | cash | other
+                             * @enum {string}
+                             */
+                            method: "check" | "ach" | "card" | "cash" | "other";
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            paymentDate: string;
+                            reference: string | null;
+                            /**
+                             * @description scheduled | pending | settled | failed
+                             * @enum {string}
+                             */
+                            status: "scheduled" | "pending" | "settled" | "failed";
+                            /** @description Sum of the allocations */
+                            amount: number;
+                            allocations: {
+                                billId: string;
+                                billNumber: string;
+                                amount: number;
+                            }[];
+                            failureReason: string | null;
+                            settledAt: string | null;
+                            failedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listLedgerAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description Account code of the fixed chart
+                             * @enum {string}
+                             */
+                            code: "1000" | "1100" | "2000" | "2100" | "2300" | "4000" | "5000" | "5100" | "5200" | "5900" | "6900";
+                            name: string;
+                            /**
+                             * @description asset | liability | revenue | expense
+                             * @enum {string}
+                             */
+                            type: "asset" | "liability" | "revenue" | "expense";
+                            /**
+                             * @description The side that increases the account
+                             * @enum {string}
+                             */
+                            normalBalance: "debit" | "credit";
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listLedgerEntries: {
+        parameters: {
+            query?: {
+                /** @description invoice | payment | refund | bill | bill_payment */
+                sourceType?: "invoice" | "payment" | "refund" | "bill" | "bill_payment";
+                sourceId?: string;
+                /**
+                 * @description First entryDate included
+                 * @example 2026-05-01
+                 */
+                from?: string;
+                /**
+                 * @description Last entryDate included
+                 * @example 2026-05-01
+                 */
+                to?: string;
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description jen_… */
+                            id: string;
+                            /**
+                             * Format: date
+                             * @description The day the entry belongs to (organization timezone)
+                             * @example 2026-05-01
+                             */
+                            entryDate: string;
+                            /** @description invoice | payment | refund | bill | bill_payment */
+                            sourceType: string;
+                            /** @description The id of the invoice, payment, bill or bill payment */
+                            sourceId: string;
+                            memo: string;
+                            /** @description Debits equal credits in every entry */
+                            lines: {
+                                accountCode: string;
+                                accountName: string;
+                                debit: number;
+                                credit: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLedgerTrialBalance: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Entries dated on or before this day; default today
+                 * @example 2026-05-01
+                 */
+                asOf?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            asOf: string;
+                            accounts: {
+                                code: string;
+                                name: string;
+                                /**
+                                 * @description asset | liability | revenue | expense
+                                 * @enum {string}
+                                 */
+                                type: "asset" | "liability" | "revenue" | "expense";
+                                /** @description Sum of debits */
+                                debit: number;
+                                /** @description Sum of credits */
+                                credit: number;
+                                /** @description On the account’s normal side (debit − credit for assets and expenses) */
+                                balance: number;
+                            }[];
+                            totalDebit: number;
+                            totalCredit: number;
+                            /** @description totalDebit = totalCredit (always true) */
+                            balanced: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

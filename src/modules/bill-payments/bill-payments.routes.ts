@@ -32,6 +32,7 @@ export default async function billPaymentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List bill payments, newest first (filters: vendorId, status)',
+        description: 'Owner/admin only; paginated like every list.',
         querystring: BillPaymentListQuery,
         response: { 200: BillPaymentList },
       },
@@ -50,6 +51,7 @@ export default async function billPaymentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'One bill payment with its allocations',
+        description: 'Owner/admin only. The payment with its status and the amount it applied to each bill.',
         params: IdParams,
         response: { 200: BillPaymentResponse },
       },
@@ -67,6 +69,8 @@ export default async function billPaymentRoutes(fastify: FastifyInstance) {
         tags,
         summary:
           'Pay open bills of one vendor (scheduled when dated after today, else pending; emits bill_payment.created)',
+        description:
+          'Owner/admin only. Each allocation must name an open or partially_paid bill of that vendor with an amount no greater than its balance (else 400); it applies at once, bills move to partially_paid or paid (emitting bill.paid) and the payment is booked (Dr 2000, Cr 1000).',
         body: CreateBillPaymentBody,
         response: { 201: BillPaymentResponse },
       },
@@ -84,6 +88,8 @@ export default async function billPaymentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'The bank confirmed it: pending → settled (emits bill_payment.settled)',
+        description:
+          'Owner/admin only. Only a pending payment can be settled; a scheduled payment becomes pending on its date, and any other status → 409 INVALID_STATE.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: BillPaymentResponse },
@@ -102,6 +108,8 @@ export default async function billPaymentRoutes(fastify: FastifyInstance) {
         tags,
         summary:
           'Failed or returned (from scheduled, pending or settled): allocations reversed, bills reopen (emits bill_payment.failed)',
+        description:
+          'Owner/admin only; a reason is required. Every allocation and its ledger entry are reversed and paid bills reopen; an already failed payment → 409 INVALID_STATE.',
         params: IdParams,
         body: FailBillPaymentBody,
         response: { 200: BillPaymentResponse },

@@ -30,6 +30,7 @@ export default async function billRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List vendor bills, newest first (filters: status, vendorId, purchaseOrderId)',
+        description: 'Owner/admin only; paginated like every list. Each bill carries total, amountPaid and balance.',
         querystring: BillListQuery,
         response: { 200: BillList },
       },
@@ -43,7 +44,16 @@ export default async function billRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/bills/:id',
-    { config: { roles }, schema: { tags, summary: 'One bill', params: IdParams, response: { 200: BillResponse } } },
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'One bill',
+        description: 'Owner/admin only. The bill with its line items, total, amountPaid and balance.',
+        params: IdParams,
+        response: { 200: BillResponse },
+      },
+    },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => getBill(ctx, request.params.id)),
     }),
@@ -57,6 +67,8 @@ export default async function billRoutes(fastify: FastifyInstance) {
         tags,
         summary:
           'Record a vendor bill: posted at once (open, or awaiting_approval above the threshold) unless draft (emits bill.created)',
+        description:
+          'Owner/admin only. With draft: true the bill stays a draft; otherwise it is posted at once, to open (booked to Accounts Payable) or to awaiting_approval when its total exceeds the billApprovalThreshold setting. dueDate defaults to billDate plus the vendor payment terms; an inactive vendor → 400.',
         body: CreateBillBody,
         response: { 201: BillResponse },
       },
@@ -74,6 +86,8 @@ export default async function billRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Change a bill: anything while draft or awaiting approval, then only dueDate and notes',
+        description:
+          'Owner/admin only. Every field can change while the bill is draft or awaiting_approval; after that any field other than dueDate and notes → 409 INVALID_STATE.',
         params: IdParams,
         body: UpdateBillBody,
         response: { 200: BillResponse },
@@ -88,7 +102,14 @@ export default async function billRoutes(fastify: FastifyInstance) {
     '/api/bills/:id',
     {
       config: { roles },
-      schema: { tags, summary: 'Delete a draft bill (409 otherwise)', params: IdParams, response: { 204: NoContent } },
+      schema: {
+        tags,
+        summary: 'Delete a draft bill (409 otherwise)',
+        description:
+          'Owner/admin only. Only a draft bill can be deleted; any other status → 409 INVALID_STATE (an open bill with nothing paid can be voided instead).',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => deleteBill(ctx, request.params.id));
@@ -96,19 +117,34 @@ export default async function billRoutes(fastify: FastifyInstance) {
     },
   );
 
-  const action = (path: string, summary: string, run: typeof postBill) =>
+  const action = (path: string, summary: string, description: string, run: typeof postBill) =>
     app.post(
       `/api/bills/:id/${path}`,
       {
         config: { roles },
-        schema: { tags, summary, params: IdParams, body: EmptyBody, response: { 200: BillResponse } },
+        schema: { tags, summary, description, params: IdParams, body: EmptyBody, response: { 200: BillResponse } },
       },
       async (request) => ({
         data: await inRequestTenant(database.db, request, (ctx) => run(ctx, request.params.id)),
       }),
     );
 
-  action('post', 'Post a draft: open (booked to Accounts Payable), or awaiting_approval above the threshold', postBill);
-  action('approve', 'Approve a bill awaiting approval → open, booked (emits bill.approved)', approveBill);
-  action('void', 'Void an open bill with nothing paid; its ledger entry is reversed (emits bill.voided)', voidBill);
+  action(
+    'post',
+    'Post a draft: open (booked to Accounts Payable), or awaiting_approval above the threshold',
+    'Owner/admin only. The bill goes to awaiting_approval when its total exceeds the billApprovalThreshold setting, else to open with its ledger entry (Dr expense lines, Cr 2000); a bill that is not a draft → 409 INVALID_STATE.',
+    postBill,
+  );
+  action(
+    'approve',
+    'Approve a bill awaiting approval → open, booked (emits bill.approved)',
+    'Owner/admin only. The bill is booked to Accounts Payable and can then be paid; a bill that is not awaiting approval → 409 INVALID_STATE.',
+    approveBill,
+  );
+  action(
+    'void',
+    'Void an open bill with nothing paid; its ledger entry is reversed (emits bill.voided)',
+    'Owner/admin only. A bill with payments, or in any status other than open → 409 INVALID_STATE.',
+    voidBill,
+  );
 }

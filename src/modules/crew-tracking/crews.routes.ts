@@ -14,7 +14,15 @@ export async function crewRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/crew-tracking/crews',
-    { schema: { tags, summary: 'List crews (newest first)', querystring: CrewListQuery, response: { 200: CrewList } } },
+    {
+      schema: {
+        tags,
+        summary: 'List crews (newest first)',
+        description: 'Every role may read crews; paginated like every list.',
+        querystring: CrewListQuery,
+        response: { 200: CrewList },
+      },
+    },
     async (request, reply) => {
       const page = pageOf(request.query);
       const result = await inRequestTenant(database.db, request, (ctx) => listCrews(ctx, page));
@@ -26,7 +34,14 @@ export async function crewRoutes(fastify: FastifyInstance) {
     '/api/crew-tracking/crews',
     {
       config: admin,
-      schema: { tags, summary: 'Create a crew (owner/admin)', body: CreateCrewBody, response: { 201: CrewResponse } },
+      schema: {
+        tags,
+        summary: 'Create a crew (owner/admin)',
+        description:
+          'Owner/admin only. name is required; each of memberIds must be a member id (mem_…) of this organization, else 400.',
+        body: CreateCrewBody,
+        response: { 201: CrewResponse },
+      },
     },
     async (request, reply) => {
       const crew = await inRequestTenant(database.db, request, (ctx) => createCrew(ctx, request.body));
@@ -36,7 +51,15 @@ export async function crewRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/crew-tracking/crews/:id',
-    { schema: { tags, summary: 'One crew', params: IdParams, response: { 200: CrewResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One crew',
+        description: 'Every role may read a crew, with its memberIds.',
+        params: IdParams,
+        response: { 200: CrewResponse },
+      },
+    },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => getCrew(ctx, request.params.id)),
     }),
@@ -49,6 +72,8 @@ export async function crewRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Rename a crew or replace its members (owner/admin)',
+        description:
+          'Owner/admin only. memberIds replaces the whole list; each must be a member of this organization, else 400.',
         params: IdParams,
         body: UpdateCrewBody,
         response: { 200: CrewResponse },
@@ -63,7 +88,13 @@ export async function crewRoutes(fastify: FastifyInstance) {
     '/api/crew-tracking/crews/:id',
     {
       config: admin,
-      schema: { tags, summary: 'Delete a crew (owner/admin)', params: IdParams, response: { 204: NoContent } },
+      schema: {
+        tags,
+        summary: 'Delete a crew (owner/admin)',
+        description: 'Owner/admin only. Deletes the crew; its members stay in the organization.',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => deleteCrew(ctx, request.params.id));

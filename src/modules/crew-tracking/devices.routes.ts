@@ -17,6 +17,8 @@ export async function deviceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a mobile device token (dev_…, shown once) acting as one member',
+        description:
+          'Owner/admin may create one for any member, other roles only for themselves (403). The dev_… token is returned once and stored hashed; it acts as its member only on /api/crew-tracking/* (except devices) and GET /api/jobs*, and device tokens cannot call this route.',
         body: CreateDeviceBody,
         response: { 201: CreatedDeviceResponse },
       },
@@ -33,6 +35,7 @@ export async function deviceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: "List active devices (no tokens): all for owner/admin, a member's own otherwise",
+        description: 'Revoked devices are left out and tokens are never returned.',
         response: { 200: DeviceList },
       },
     },
@@ -42,7 +45,14 @@ export async function deviceRoutes(fastify: FastifyInstance) {
   app.delete(
     '/api/crew-tracking/devices/:id',
     {
-      schema: { tags, summary: 'Revoke a device token at once', params: IdParams, response: { 204: NoContent } },
+      schema: {
+        tags,
+        summary: 'Revoke a device token at once',
+        description:
+          'Owner/admin may revoke any device, other roles only their own (404 otherwise); the token stops working immediately.',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => revokeDevice(ctx, request.params.id));

@@ -21,6 +21,8 @@ export async function locationRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: "Post 1..500 GPS points for the caller's member",
+        description:
+          'Points are recorded for the member behind the caller (a user or device token). Any invalid point, such as recordedAt more than 5 minutes in the future, refuses the whole batch with 400; points older than 90 days are removed by the worker.',
         body: PostLocationsBody,
         response: { 201: PostLocationsResponse },
       },
@@ -33,7 +35,14 @@ export async function locationRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/crew-tracking/locations/latest',
-    { schema: { tags, summary: 'The latest point of each member', response: { 200: LatestList } } },
+    {
+      schema: {
+        tags,
+        summary: 'The latest point of each member',
+        description: 'For each member that has points, the one with the greatest recordedAt.',
+        response: { 200: LatestList },
+      },
+    },
     async (request) => ({ data: await inRequestTenant(database.db, request, latestLocations) }),
   );
 
@@ -43,6 +52,7 @@ export async function locationRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: "A member's trail in a time range, oldest first (Link rel=next continues after the last point)",
+        description: 'from must be before to, else 400. Follow the Link rel=next header while there are more points.',
         querystring: TrailQuery,
         response: { 200: TrailResponse },
       },

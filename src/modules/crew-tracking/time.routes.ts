@@ -29,6 +29,8 @@ export async function timeRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Clock in (one open entry per member: a second clock-in → 409 CONFLICT)',
+        description:
+          'memberId defaults to the caller; clocking in another member needs owner/admin (403). A member who already has an open entry → 409 CONFLICT; type is work (default) or drive.',
         body: ClockInBody,
         response: { 201: TimeEntryResponse },
       },
@@ -45,6 +47,8 @@ export async function timeRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Clock out: closes the open entry; a work entry emits time_entry.completed, a drive entry nothing',
+        description:
+          'memberId defaults to the caller; another member needs owner/admin (403). No open entry → 409 INVALID_STATE; at before the start, or mileage on a work entry → 400.',
         body: ClockOutBody,
         response: { 200: TimeEntryResponse },
       },
@@ -60,6 +64,7 @@ export async function timeRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List time entries, newest start first (filters memberId, jobId, type, from/to on startedAt)',
+        description: 'Paginated like every list; from and to filter startedAt.',
         querystring: TimeEntryListQuery,
         response: { 200: TimeEntryList },
       },
@@ -77,6 +82,7 @@ export async function timeRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'One time entry with its edits',
+        description: 'edits lists every correction made to the entry, with who made it and when.',
         params: IdParams,
         response: { 200: TimeEntryResponse },
       },
@@ -93,6 +99,8 @@ export async function timeRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Correct a time entry (owner/admin); each change is kept in edits with who and when',
+        description:
+          'Owner/admin only. Each change is appended to edits as {at, actorId, changes}; an end before the start, or mileage on a work entry → 400.',
         params: IdParams,
         body: UpdateTimeEntryBody,
         response: { 200: TimeEntryResponse },
@@ -107,7 +115,13 @@ export async function timeRoutes(fastify: FastifyInstance) {
     '/api/crew-tracking/time-entries/:id',
     {
       config: admin,
-      schema: { tags, summary: 'Delete a time entry (owner/admin)', params: IdParams, response: { 204: NoContent } },
+      schema: {
+        tags,
+        summary: 'Delete a time entry (owner/admin)',
+        description: 'Owner/admin only. The entry no longer counts in timesheets.',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => deleteTimeEntry(ctx, request.params.id));
@@ -121,6 +135,8 @@ export async function timeRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Minutes and mileage per member and day in the organization timezone (at most 92 days)',
+        description:
+          'from and to are inclusive dates at most 92 days apart; from after to or a longer range → 400. Only days with time are returned; an entry crossing midnight counts on both days, mileage on the day the drive started.',
         querystring: TimesheetQuery,
         response: { 200: TimesheetResponse },
       },

@@ -40,6 +40,7 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List equipment (newest first), by status or category',
+        description: 'Every role may read equipment; paginated like every list.',
         querystring: EquipmentListQuery,
         response: { 200: EquipmentList },
       },
@@ -57,6 +58,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Maintenance plans that are due, most overdue first (retired items left out)',
+        description:
+          'A plan is due once the hours or days since its last log (or since purchase or its creation) reach its interval. dueSince is the last log plus the interval; overdueFraction is (elapsed − interval) ÷ interval, largest first.',
         response: { 200: DueList },
       },
     },
@@ -70,6 +73,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Add an item (owner/admin); a serial number already used → 409 CONFLICT',
+        description:
+          'Owner/admin only. serialNumber must be unique in the organization (409 CONFLICT); the item starts available.',
         body: CreateEquipmentBody,
         response: { 201: EquipmentResponse },
       },
@@ -82,7 +87,15 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/equipment/:id',
-    { schema: { tags, summary: 'One item', params: IdParams, response: { 200: EquipmentResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One item',
+        description: 'Every role may read an item, with its status and hour meter.',
+        params: IdParams,
+        response: { 200: EquipmentResponse },
+      },
+    },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => getEquipment(ctx, request.params.id)),
     }),
@@ -95,6 +108,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Update an item (owner/admin); status: maintenance, retired or back to available',
+        description:
+          'Owner/admin only. in_use is reached only by check-out and check-in; any other status move → 409 INVALID_STATE. A lower hourMeter → 400; a duplicate serialNumber → 409 CONFLICT.',
         params: IdParams,
         body: UpdateEquipmentBody,
         response: { 200: EquipmentResponse },
@@ -112,6 +127,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete an item without history (owner/admin); with history → 409, retire it instead',
+        description:
+          'Owner/admin only. An item with any check-out or maintenance history → 409 CONFLICT; retire it with PATCH status retired instead.',
         params: IdParams,
         response: { 204: NoContent },
       },
@@ -128,6 +145,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Check an available item out to a member, crew or job (otherwise 409 INVALID_STATE)',
+        description:
+          'Only an available item can be checked out (in_use, maintenance or retired → 409 INVALID_STATE); it becomes in_use. memberId, crewId and jobId must belong to this organization, else 400.',
         params: IdParams,
         body: CheckOutBody,
         response: { 200: EquipmentResponse },
@@ -144,6 +163,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Check an item in (from in_use only) with its hour meter, which never goes down',
+        description:
+          'Only an in_use item can be checked in (409 INVALID_STATE otherwise); it becomes available. An hourMeter below the current reading, or at before the check-out → 400.',
         params: IdParams,
         body: CheckInBody,
         response: { 200: EquipmentResponse },
@@ -160,6 +181,7 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Check-out history of an item, newest first',
+        description: 'Every check-out of the item, including the one still open.',
         params: IdParams,
         querystring: PageOnly,
         response: { 200: AssignmentList },
@@ -181,6 +203,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Add a maintenance plan: every N hours or every N days (exactly one)',
+        description:
+          'Owner/admin only. Give exactly one of everyHours or everyDays, else 400; the plan appears in maintenance-due once its interval is reached.',
         params: IdParams,
         body: CreatePlanBody,
         response: { 201: PlanResponse },
@@ -196,7 +220,15 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/equipment/:id/maintenance-plans',
-    { schema: { tags, summary: "An item's maintenance plans", params: IdParams, response: { 200: PlanList } } },
+    {
+      schema: {
+        tags,
+        summary: "An item's maintenance plans",
+        description: 'Every role may read them.',
+        params: IdParams,
+        response: { 200: PlanList },
+      },
+    },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => listPlans(ctx, request.params.id)),
     }),
@@ -208,6 +240,8 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Log maintenance work (optionally fulfilling a plan)',
+        description:
+          'planId must be a plan of this item (else 400); the log restarts that plan interval. An hourMeter updates the item meter, which never goes down (400).',
         params: IdParams,
         body: CreateLogBody,
         response: { 201: LogResponse },
@@ -225,6 +259,7 @@ export default async function equipmentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: "An item's maintenance log, newest first",
+        description: 'Every role may read it; each log has performedAt, hourMeter, cost, notes and planId.',
         params: IdParams,
         querystring: PageOnly,
         response: { 200: LogList },

@@ -15,7 +15,16 @@ export default async function ledgerRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/ledger/accounts',
-    { config: { roles }, schema: { tags, summary: 'The fixed chart of accounts', response: { 200: AccountList } } },
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'The fixed chart of accounts',
+        description:
+          'Owner/admin only. The accounts (1000 Cash, 1100 Accounts Receivable, 2000 Accounts Payable and so on) are fixed and cannot be changed through the API.',
+        response: { 200: AccountList },
+      },
+    },
     async () => ({ data: listAccounts() }),
   );
 
@@ -26,6 +35,8 @@ export default async function ledgerRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Journal entries with their lines, newest first (filters: sourceType, sourceId, from/to on entryDate)',
+        description:
+          'Owner/admin only; paginated like every list. Entries come only from the changes that cause them (invoices, payments, bills, bill payments) and are never edited: corrections are reversals. to before from → 400.',
         querystring: EntryListQuery,
         response: { 200: EntryList },
       },
@@ -44,6 +55,8 @@ export default async function ledgerRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Debits, credits and balance per account as of a day; totals always balance',
+        description:
+          'Owner/admin only. Covers entries dated on or before asOf (default today); debits always equal credits.',
         querystring: TrialBalanceQuery,
         response: { 200: TrialBalanceResponse },
       },

@@ -36,6 +36,7 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List purchase orders, newest first (filters: status, vendorId, jobId)',
+        description: 'Every role may read purchase orders; paginated like every list.',
         querystring: PoListQuery,
         response: { 200: PoList },
       },
@@ -49,7 +50,15 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/purchase-orders/:id',
-    { schema: { tags, summary: 'One purchase order', params: IdParams, response: { 200: PoResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One purchase order',
+        description: 'Every role may read one, with its poNumber (PO-000001), line items and total.',
+        params: IdParams,
+        response: { 200: PoResponse },
+      },
+    },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => getPurchaseOrder(ctx, request.params.id)),
     }),
@@ -61,6 +70,8 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a draft purchase order (emits purchase-order.created)',
+        description:
+          'Every role may order materials; the order starts in draft with the next poNumber. An unknown or inactive vendor, an unknown jobId or an expectedDate before orderDate → 400.',
         body: CreatePoBody,
         response: { 201: PoResponse },
       },
@@ -77,6 +88,8 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Change a draft purchase order (409 once sent)',
+        description:
+          'Only a draft can be changed; a sent, received or cancelled order → 409 INVALID_STATE. The same checks as on creation apply (400).',
         params: IdParams,
         body: UpdatePoBody,
         response: { 200: PoResponse },
@@ -95,6 +108,7 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete a draft purchase order (409 otherwise)',
+        description: 'Only a draft can be deleted; any other status → 409 INVALID_STATE (cancel it instead).',
         params: IdParams,
         response: { 204: NoContent },
       },
@@ -111,6 +125,8 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'draft → sent; mails the vendor when it has an email (emits purchase-order.sent)',
+        description:
+          'Moves a draft to sent and emails the vendor when it has an email address; any other status → 409 INVALID_STATE. 503 if the mail server refuses; nothing changes then.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentPoResponse },
@@ -127,6 +143,8 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'sent → received (emits purchase-order.received)',
+        description:
+          'Records that the goods arrived; only a sent order can be received, any other status → 409 INVALID_STATE. A received order can then be billed.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: PoResponse },
@@ -143,6 +161,7 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'draft | sent → cancelled (emits purchase-order.cancelled)',
+        description: 'Cancels a draft or sent order; a received or already cancelled order → 409 INVALID_STATE.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: PoResponse },
@@ -160,6 +179,8 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Create a draft bill with a received order’s lines (owner/admin; emits bill.created)',
+        description:
+          'Owner/admin only. One draft bill per received order, a line per order line (booked to 5100 when the line names equipment, else 5000); an order that is not received, already has a bill or totals 0 → 409 INVALID_STATE.',
         params: IdParams,
         body: EmptyBody,
         response: { 201: BillResponse },

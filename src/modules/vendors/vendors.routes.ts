@@ -18,6 +18,8 @@ export default async function vendorRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List vendors (newest first), optionally only active or inactive ones',
+        description:
+          'Every role may read vendors; paginated like every list. An inactive vendor stays listed but cannot be chosen for a new purchase order or bill.',
         querystring: VendorListQuery,
         response: { 200: VendorList },
       },
@@ -33,7 +35,15 @@ export default async function vendorRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/api/vendors/:id',
-    { schema: { tags, summary: 'One vendor', params: IdParams, response: { 200: VendorResponse } } },
+    {
+      schema: {
+        tags,
+        summary: 'One vendor',
+        description: 'Every role may read a vendor; 404 when it is not in this organization.',
+        params: IdParams,
+        response: { 200: VendorResponse },
+      },
+    },
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => getVendor(ctx, request.params.id)),
@@ -47,6 +57,8 @@ export default async function vendorRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Add a vendor (every role)',
+        description:
+          'Only name is required; paymentTermsDays defaults from the organization settings and sets the default due date of its bills.',
         body: CreateVendorBody,
         response: { 201: VendorResponse },
       },
@@ -63,6 +75,8 @@ export default async function vendorRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Update some fields of a vendor; null clears an optional field',
+        description:
+          'Every role may update a vendor. Setting active to false keeps its history; an inactive vendor given as vendorId on a new order or bill → 400.',
         params: IdParams,
         body: UpdateVendorBody,
         response: { 200: VendorResponse },
@@ -81,6 +95,8 @@ export default async function vendorRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Delete a vendor (409 CONFLICT once it has purchase orders, bills or payments; deactivate it instead)',
+        description:
+          'Every role may delete a vendor that has no purchase orders, bills or payments. Otherwise 409 CONFLICT: set active to false instead.',
         params: IdParams,
         response: { 204: NoContent },
       },
