@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type SchemaValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -36,12 +36,16 @@ const textAjv = makeAjv({ coerceTypes: 'array' });
 textAjv.addKeyword({
   keyword: 'finiteNumber',
   errors: true,
-  validate: function finiteNumber(_flag: unknown, data: unknown) {
-    if (typeof data !== 'number' || Number.isFinite(data)) return true;
-    finiteNumber.errors = [{ keyword: 'finiteNumber', message: 'must be a finite number', params: {} }];
-    return false;
-  } as ((flag: unknown, data: unknown) => boolean) & { errors?: unknown[] },
+  validate: finiteNumber,
 });
+
+function finiteNumber(_flag: unknown, data: unknown): boolean {
+  if (typeof data !== 'number' || Number.isFinite(data)) return true;
+  (finiteNumber as SchemaValidateFunction).errors = [
+    { keyword: 'finiteNumber', message: 'must be a finite number', params: {} },
+  ];
+  return false;
+}
 
 function finiteTextNumbers(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(finiteTextNumbers);

@@ -12,7 +12,7 @@ describe('input rules', () => {
   let portalPath: string;
 
   const customerCount = async () =>
-    rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM customers`))[0]?.n;
+    rowsOf<{ n: number }>(await h.admin.db.execute(sql`SELECT count(*)::int AS n FROM customers`))[0]?.n;
 
   beforeAll(async () => {
     h = await createHarness();
