@@ -12,8 +12,10 @@ import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
 import { PrincipalResolver } from './platform/auth/principal.js';
 import { installErrorHandler } from './platform/error-handler.js';
+import { AppError } from './platform/errors.js';
 import { idempotency } from './platform/idempotency.js';
 import { newId } from './platform/ids.js';
+import { installInputGuard, jsonTooDeep, MAX_JSON_DEPTH } from './platform/input-guard.js';
 import { createMailer, type Mailer } from './platform/mail.js';
 import { finishDocument, type RegisteredRoute } from './platform/openapi.js';
 import { createLimiters, type Limiters } from './platform/rate-limit.js';
@@ -117,6 +119,9 @@ export async function buildApp(
     (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
       const text = body.toString().trim();
       if (text === '') return done(null, undefined);
+      if (jsonTooDeep(text)) {
+        return done(new AppError('VALIDATION_FAILED', `Body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      }
       try {
         done(null, JSON.parse(text));
       } catch {
@@ -129,6 +134,7 @@ export async function buildApp(
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  installInputGuard(app);
   // Action routes accept no body at all (decisions §3): validate and handle it as `{}`.
   app.addHook('preValidation', async (request) => {
     if ((request.body === undefined || request.body === null) && request.routeOptions.schema?.body) request.body = {};

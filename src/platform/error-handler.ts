@@ -121,7 +121,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       const message = first ? `${first.field} ${first.message}` : 'Request is invalid';
       return sendError(request, reply, 'VALIDATION_FAILED', 400, message, details);
     }
-    const known = err.code ? FASTIFY_CODES[err.code] : undefined;
+    const known = err.code && Object.hasOwn(FASTIFY_CODES, err.code) ? FASTIFY_CODES[err.code] : undefined;
     if (known) {
       const status = known.code === 'VALIDATION_FAILED' ? 400 : (err.statusCode ?? 400);
       return sendError(request, reply, known.code, status, known.message ?? err.message);

@@ -49,6 +49,9 @@ export const NoContent = Type.Null({ description: 'No content' });
 export const Money = (description?: string, minimum = 0) =>
   Type.Number({ minimum, maximum: 1_000_000_000, description: description ?? 'Amount with at most two decimals' });
 
+/** Far beyond any real list, small enough that OFFSET (page − 1) × limit stays an exact integer. */
+export const MAX_PAGE = 10_000_000;
+
 /**
  * The query parameters every list accepts (operations.md §1). `page` has no default
  * here, so a request that sends `startingAfter` alone is told apart from one that
@@ -58,7 +61,7 @@ export const PageQuery = {
   page: Type.Optional(
     Type.Integer({
       minimum: 1,
-      maximum: 10_000_000,
+      maximum: MAX_PAGE,
       description: 'Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list)',
     }),
   ),

@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type SchemaValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -10,7 +10,15 @@ import type { FastifySchemaCompiler } from 'fastify';
  * field, decisions §3); bodies are capped at 1 MiB, which bounds the work.
  */
 function makeAjv(opts: Options): Ajv {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, strict: false, ...opts });
+  // strictNumbers: a JSON body may hold 1e309, which JSON.parse turns into Infinity; refuse it.
+  const ajv = new Ajv({
+    allErrors: true,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    strictNumbers: true,
+    ...opts,
+  });
   // ajv-formats' default export is typed for CommonJS; it is the plugin function.
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   return ajv;
@@ -19,7 +27,45 @@ function makeAjv(opts: Options): Ajv {
 const bodyAjv = makeAjv({ coerceTypes: false });
 const textAjv = makeAjv({ coerceTypes: 'array' });
 
+/**
+ * Ajv coerces "1e309" to Infinity and does not check the type again afterwards; with
+ * strictNumbers, non-finite values then skip every numeric keyword (minimum, maximum), so
+ * Infinity would reach SQL. Every number read from text carries this keyword (on a copy: the
+ * documented schema is unchanged), which runs after coercion.
+ */
+textAjv.addKeyword({
+  keyword: 'finiteNumber',
+  errors: true,
+  validate: finiteNumber,
+});
+
+function finiteNumber(_flag: unknown, data: unknown): boolean {
+  if (typeof data !== 'number' || Number.isFinite(data)) return true;
+  (finiteNumber as SchemaValidateFunction).errors = [
+    { keyword: 'finiteNumber', message: 'must be a finite number', params: {} },
+  ];
+  return false;
+}
+
+function finiteTextNumbers(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(finiteTextNumbers);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = finiteTextNumbers(value);
+  const types = Array.isArray(out.type) ? out.type : [out.type];
+  if (types.includes('number') || types.includes('integer')) out.finiteNumber = true;
+  return out;
+}
+
+// One copy per schema object, so a schema shared by routes compiles once (Ajv caches by identity).
+const finiteCopies = new WeakMap<object, object>();
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-  return ajv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+  if (httpPart === 'body') return bodyAjv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+  let copy = finiteCopies.get(schema);
+  if (!copy) {
+    copy = finiteTextNumbers(schema) as object;
+    finiteCopies.set(schema, copy);
+  }
+  return textAjv.compile(copy) as ReturnType<FastifySchemaCompiler<object>>;
 };

@@ -104,7 +104,10 @@ export default async function portalRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const target = await resolvePortalToken(database.db, request.params.token);
-      const action = portalHandlers[target.documentType]?.actions[request.params.action];
+      // The action name is user input: only the handler's own entries count, never Object.prototype's.
+      const actions = portalHandlers[target.documentType]?.actions;
+      const action =
+        actions && Object.hasOwn(actions, request.params.action) ? actions[request.params.action] : undefined;
       if (!action) throw notFound('Action');
       const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
       const document = await inTenant(database.db, target.organizationId, actor, (ctx) =>
