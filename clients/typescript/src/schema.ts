@@ -311,6 +311,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/portal/{token}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the linked invoice or estimate as a PDF
+         * @description No session: the link's token is the credential. A contract link, an unknown or expired token answer 404.
+         *
+         *     No credentials needed.
+         */
+        get: operations["getPortalPdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/portal/{token}/{action}": {
         parameters: {
             query?: never;
@@ -703,6 +725,28 @@ export interface paths {
         patch: operations["updateInvoice"];
         trace?: never;
     };
+    "/api/invoices/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invoice as a PDF (company details, customer, lines, tax, totals, payments, status, due date)
+         * @description application/pdf, rendered on request with the fonts shipped in the package; the same document is attached to the send mail and offered in the customer portal.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getInvoicePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/invoices/{id}/payments": {
         parameters: {
             query?: never;
@@ -791,6 +835,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payments, newest first (filters: customerId, invoiceId, method, status, from/to, unapplied)
+         * @description Every payment however it was recorded (the office through POST /api/invoices/{id}/payments, or Stripe). unapplied=true lists payments that carry money beyond the invoice balance (a processor overpayment, or a payment on a void invoice) for the office to refund or apply. Paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One payment with its refunds
+         * @description The payment with refundedAmount, unappliedAmount, status (succeeded, partially_refunded, refunded) and every refund with its origin (API or STRIPE_DASHBOARD).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a payment, partly or in full (owner/admin; emits payment.refunded, and invoice.status_changed when the invoice reopens)
+         * @description Without amount, refunds the whole refundable rest. Zero, negative or more than the refundable rest is 400 with nothing written; concurrent refunds never exceed the payment. Money is taken from the unapplied excess first, then from the invoice, whose amountPaid, balance and status follow (paid becomes partially_paid, or sent/overdue when nothing stays paid). Records the refund here only: issue the card refund at the processor too.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createPaymentRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/stripe/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe events in (no session; Stripe-Signature checked against settings stripeWebhookSecret, 300 s tolerance): payment_intent.succeeded, charge.refunded, refund.created
+         * @description Point a Stripe webhook endpoint at this URL. The body is the Stripe Event JSON exactly as Stripe sent it. A bad or stale signature, a currency other than the organization’s, a missing or unknown metadata.invoiceId → 400 with nothing written. Replays answer 200 with outcome duplicate; other event types 200 with outcome ignored. A refund whose payment has not arrived yet → 409 (Stripe retries it).
+         *
+         *     No credentials needed.
+         */
+        post: operations["createPaymentsStripe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/estimates": {
         parameters: {
             query?: never;
@@ -857,6 +989,28 @@ export interface paths {
          *     Needs a session with an active organization, or an API key (Business plan).
          */
         patch: operations["updateEstimate"];
+        trace?: never;
+    };
+    "/api/estimates/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The estimate as a PDF (company details, customer, lines, tax, totals, status, validity)
+         * @description application/pdf, rendered on request; the same document is attached to the send mail and offered in the customer portal.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getEstimatePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/estimates/{id}/send": {
@@ -4983,6 +5137,35 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getPortalPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document as a PDF */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     actOnPortalDocument: {
         parameters: {
             query?: never;
@@ -5069,6 +5252,8 @@ export interface operations {
                             companyEmail: string | null;
                             companyPhone: string | null;
                             companyAddress: string | null;
+                            /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
+                            stripeWebhookConfigured: boolean;
                             /**
                              * @description Read-only
                              * @enum {unknown}
@@ -5108,6 +5293,7 @@ export interface operations {
                     companyEmail?: string | null;
                     companyPhone?: string | null;
                     companyAddress?: string | null;
+                    stripeWebhookSecret?: string | null;
                 };
             };
         };
@@ -5136,6 +5322,8 @@ export interface operations {
                             companyEmail: string | null;
                             companyPhone: string | null;
                             companyAddress: string | null;
+                            /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
+                            stripeWebhookConfigured: boolean;
                             /**
                              * @description Read-only
                              * @enum {unknown}
@@ -7163,6 +7351,37 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getInvoicePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document as a PDF */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createInvoicePayment: {
         parameters: {
             query?: never;
@@ -7191,6 +7410,8 @@ export interface operations {
                      * @enum {string}
                      */
                     method: "cash" | "check" | "card" | "ach" | "other";
+                    /** @description Cheque number, transfer reference, … (shown on the payment) */
+                    reference?: string;
                 };
             };
         };
@@ -7672,6 +7893,449 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                customerId?: string;
+                invoiceId?: string;
+                /** @description cash | check | card | ach | other */
+                method?: "cash" | "check" | "card" | "ach" | "other";
+                /** @description succeeded | partially_refunded | refunded */
+                status?: "succeeded" | "partially_refunded" | "refunded";
+                /** @description First paymentDate included: YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used */
+                from?: string;
+                /** @description Last paymentDate included (inclusive); same forms as from */
+                to?: string;
+                /** @description true: only payments with money not applied to their invoice (unappliedAmount > 0); false: none */
+                unapplied?: "true" | "false";
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description pay_… */
+                            id: string;
+                            /** @description What was received */
+                            amount: number;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            paymentDate: string;
+                            /**
+                             * @description cash | check | card | ach | other
+                             * @enum {string}
+                             */
+                            method: "cash" | "check" | "card" | "ach" | "other";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            invoiceId: string;
+                            invoiceNumber: string;
+                            /** @description The invoice’s customer */
+                            customerId: string;
+                            reference: string | null;
+                            /**
+                             * @description succeeded, then partially_refunded or refunded as refunds add up
+                             * @enum {string}
+                             */
+                            status: "succeeded" | "partially_refunded" | "refunded";
+                            /** @description Sum of the refunds */
+                            refundedAmount: number;
+                            /** @description Money received that the invoice could not take (more than its balance, or a void invoice), not yet refunded; refunds take it first */
+                            unappliedAmount: number;
+                            /**
+                             * @description API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded
+                             * @enum {string}
+                             */
+                            origin: "API" | "STRIPE";
+                            processorPaymentId: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description pay_… */
+                            id: string;
+                            /** @description What was received */
+                            amount: number;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            paymentDate: string;
+                            /**
+                             * @description cash | check | card | ach | other
+                             * @enum {string}
+                             */
+                            method: "cash" | "check" | "card" | "ach" | "other";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            invoiceId: string;
+                            invoiceNumber: string;
+                            /** @description The invoice’s customer */
+                            customerId: string;
+                            reference: string | null;
+                            /**
+                             * @description succeeded, then partially_refunded or refunded as refunds add up
+                             * @enum {string}
+                             */
+                            status: "succeeded" | "partially_refunded" | "refunded";
+                            /** @description Sum of the refunds */
+                            refundedAmount: number;
+                            /** @description Money received that the invoice could not take (more than its balance, or a void invoice), not yet refunded; refunds take it first */
+                            unappliedAmount: number;
+                            /**
+                             * @description API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded
+                             * @enum {string}
+                             */
+                            origin: "API" | "STRIPE";
+                            processorPaymentId: string | null;
+                            /** @description Oldest first */
+                            refunds: {
+                                /** @description rfd_… */
+                                id: string;
+                                paymentId: string;
+                                /** @description Positive: the money given back by this refund */
+                                amount: number;
+                                reason: string | null;
+                                /**
+                                 * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
+                                 * @enum {string}
+                                 */
+                                origin: "API" | "STRIPE_DASHBOARD";
+                                processorRefundId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPaymentRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Greater than 0, at most the refundable rest (amount − refundedAmount); default: that whole rest */
+                    amount?: number;
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            refund: {
+                                /** @description rfd_… */
+                                id: string;
+                                paymentId: string;
+                                /** @description Positive: the money given back by this refund */
+                                amount: number;
+                                reason: string | null;
+                                /**
+                                 * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
+                                 * @enum {string}
+                                 */
+                                origin: "API" | "STRIPE_DASHBOARD";
+                                processorRefundId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            };
+                            payment: {
+                                /** @description pay_… */
+                                id: string;
+                                /** @description What was received */
+                                amount: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                paymentDate: string;
+                                /**
+                                 * @description cash | check | card | ach | other
+                                 * @enum {string}
+                                 */
+                                method: "cash" | "check" | "card" | "ach" | "other";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                invoiceId: string;
+                                invoiceNumber: string;
+                                /** @description The invoice’s customer */
+                                customerId: string;
+                                reference: string | null;
+                                /**
+                                 * @description succeeded, then partially_refunded or refunded as refunds add up
+                                 * @enum {string}
+                                 */
+                                status: "succeeded" | "partially_refunded" | "refunded";
+                                /** @description Sum of the refunds */
+                                refundedAmount: number;
+                                /** @description Money received that the invoice could not take (more than its balance, or a void invoice), not yet refunded; refunds take it first */
+                                unappliedAmount: number;
+                                /**
+                                 * @description API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded
+                                 * @enum {string}
+                                 */
+                                origin: "API" | "STRIPE";
+                                processorPaymentId: string | null;
+                                /** @description Oldest first */
+                                refunds: {
+                                    /** @description rfd_… */
+                                    id: string;
+                                    paymentId: string;
+                                    /** @description Positive: the money given back by this refund */
+                                    amount: number;
+                                    reason: string | null;
+                                    /**
+                                     * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
+                                     * @enum {string}
+                                     */
+                                    origin: "API" | "STRIPE_DASHBOARD";
+                                    processorRefundId: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 date-time, UTC
+                                     */
+                                    createdAt: string;
+                                }[];
+                            };
+                            invoice: {
+                                /** @description inv_… */
+                                id: string;
+                                /** @description INV-000001 upwards, per organization, no gaps */
+                                invoiceNumber: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                estimateId: string | null;
+                                /**
+                                 * @description draft | sent | partially_paid | paid | overdue | void | written_off
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "sent" | "partially_paid" | "paid" | "overdue" | "void" | "written_off";
+                                lineItems: {
+                                    id: string;
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Sum of line amounts */
+                                subtotal: number;
+                                /** @description Percent applied (0 for a tax-exempt customer) */
+                                taxRate: number;
+                                /** @description round(taxable subtotal × taxRate / 100), half away from zero */
+                                tax: number;
+                                /** @description subtotal + tax */
+                                total: number;
+                                amountPaid: number;
+                                /** @description total − amountPaid; 0 once void or written off */
+                                balance: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                invoiceDate: string;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                dueDate: string;
+                                notes: string | null;
+                                sentAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description Oldest first */
+                                payments: {
+                                    /** @description pay_… */
+                                    id: string;
+                                    amount: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    paymentDate: string;
+                                    /**
+                                     * @description cash | check | card | ach | other
+                                     * @enum {string}
+                                     */
+                                    method: "cash" | "check" | "card" | "ach" | "other";
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 date-time, UTC
+                                     */
+                                    createdAt: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPaymentsStripe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            received: true;
+                            /**
+                             * @description recorded: something was written; duplicate: already recorded (a replay); ignored: an event type not handled
+                             * @enum {string}
+                             */
+                            outcome: "recorded" | "duplicate" | "ignored";
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -8265,6 +8929,37 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEstimatePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document as a PDF */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -74,6 +74,8 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'The estimate as a PDF (company details, customer, lines, tax, totals, status, validity)',
+        description:
+          'application/pdf, rendered on request; the same document is attached to the send mail and offered in the customer portal.',
         params: IdParams,
         produces: ['application/pdf'],
         response: { 200: PdfResponse },

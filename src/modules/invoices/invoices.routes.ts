@@ -74,6 +74,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'The invoice as a PDF (company details, customer, lines, tax, totals, payments, status, due date)',
+        description:
+          'application/pdf, rendered on request with the fonts shipped in the package; the same document is attached to the send mail and offered in the customer portal.',
         params: IdParams,
         produces: ['application/pdf'],
         response: { 200: PdfResponse },

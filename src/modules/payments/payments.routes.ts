@@ -28,6 +28,8 @@ export default async function paymentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'List payments, newest first (filters: customerId, invoiceId, method, status, from/to, unapplied)',
+        description:
+          'Every payment however it was recorded (the office through POST /api/invoices/{id}/payments, or Stripe). unapplied=true lists payments that carry money beyond the invoice balance (a processor overpayment, or a payment on a void invoice) for the office to refund or apply. Paginated like every list.',
         querystring: PaymentListQuery,
         response: { 200: PaymentListResponse },
       },
@@ -45,6 +47,8 @@ export default async function paymentRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'One payment with its refunds',
+        description:
+          'The payment with refundedAmount, unappliedAmount, status (succeeded, partially_refunded, refunded) and every refund with its origin (API or STRIPE_DASHBOARD).',
         params: IdParams,
         response: { 200: PaymentResponse },
       },
@@ -62,6 +66,8 @@ export default async function paymentRoutes(fastify: FastifyInstance) {
         tags,
         summary:
           'Refund a payment, partly or in full (owner/admin; emits payment.refunded, and invoice.status_changed when the invoice reopens)',
+        description:
+          'Without amount, refunds the whole refundable rest. Zero, negative or more than the refundable rest is 400 with nothing written; concurrent refunds never exceed the payment. Money is taken from the unapplied excess first, then from the invoice, whose amountPaid, balance and status follow (paid becomes partially_paid, or sent/overdue when nothing stays paid). Records the refund here only: issue the card refund at the processor too.',
         params: IdParams,
         body: RefundBody,
         response: { 201: RefundResponse },

@@ -70,6 +70,8 @@ export default async function portalRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Download the linked invoice or estimate as a PDF',
+        description:
+          "No session: the link's token is the credential. A contract link, an unknown or expired token answer 404.",
         security: [],
         params: TokenParams,
         produces: ['application/pdf'],
