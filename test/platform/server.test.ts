@@ -13,7 +13,6 @@ import { createHarness } from '../harness.js';
  * SIGTERM, data kept across restarts, the set-plan command. On the embedded database
  * by default, on a fresh PostgreSQL database when the suite runs on PostgreSQL.
  */
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
 
 interface Run {
   child: ChildProcess;
@@ -25,7 +24,9 @@ interface Run {
 const children = new Set<ChildProcess>();
 
 function run(script: string, args: string[], env: Record<string, string>): Run {
-  const child = spawn(TSX, [script, ...args], {
+  // node itself, as the npm scripts start it: the tsx CLI relays a signal and, when the child
+  // does not acknowledge it within 30 ms (a busy machine), kills it (exit 143).
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: process.cwd(),
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
