@@ -298,6 +298,38 @@ export interface UpdateContractInput {
   terms?: string | null | undefined;
 }
 
+/**
+ * A contract's terms with `input` applied over `base` (an edit of a draft, or an
+ * amendment prefilled from a signed contract): checked, re-priced, and the content
+ * rendered again from the base's template for the same customer.
+ */
+async function termsOver(ctx: Ctx, base: ContractRow, input: UpdateContractInput) {
+  const propertyId = input.propertyId === undefined ? base.propertyId : input.propertyId;
+  if (input.propertyId) await requireProperty(ctx, base.customerId, input.propertyId);
+  const startDate = input.startDate === undefined ? base.startDate : input.startDate;
+  const endDate = input.endDate === undefined ? base.endDate : input.endDate;
+  checkDates(startDate, endDate);
+  const priced = input.services ? priceLines(input.services) : null;
+  const title = input.title?.trim() ?? base.title;
+  const terms = input.terms === undefined ? base.terms : input.terms;
+  const totalCents = priced?.totalCents ?? base.totalValueCents;
+  const [customer] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, base.customerId)));
+  const content = await buildContent(ctx, {
+    title,
+    templateBody: base.templateBody,
+    terms,
+    startDate,
+    endDate,
+    totalCents,
+    customer: customer as CustomerRow,
+    propertyId,
+  });
+  return { title, propertyId, startDate, endDate, terms, priced, totalCents, content };
+}
+
 export async function updateContract(ctx: Ctx, id: string, body: UpdateContractInput) {
   const input = await withCalendarDates(body, CONTRACT_DATES, () => orgTimezone(ctx));
   const current = await findContract(ctx, id, true);
@@ -306,29 +338,7 @@ export async function updateContract(ctx: Ctx, id: string, body: UpdateContractI
   }
   const changed = Object.keys(input).filter((k) => input[k as keyof UpdateContractInput] !== undefined);
   if (changed.length === 0) return contractDetail(ctx, current);
-  const propertyId = input.propertyId === undefined ? current.propertyId : input.propertyId;
-  if (input.propertyId) await requireProperty(ctx, current.customerId, input.propertyId);
-  const startDate = input.startDate === undefined ? current.startDate : input.startDate;
-  const endDate = input.endDate === undefined ? current.endDate : input.endDate;
-  checkDates(startDate, endDate);
-  const priced = input.services ? priceLines(input.services) : null;
-  const title = input.title?.trim() ?? current.title;
-  const terms = input.terms === undefined ? current.terms : input.terms;
-  const totalCents = priced?.totalCents ?? current.totalValueCents;
-  const [customer] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, current.customerId)));
-  const content = await buildContent(ctx, {
-    title,
-    templateBody: current.templateBody,
-    terms,
-    startDate,
-    endDate,
-    totalCents,
-    customer: customer as CustomerRow,
-    propertyId,
-  });
+  const { title, propertyId, startDate, endDate, terms, priced, content } = await termsOver(ctx, current, input);
   const [row] = await ctx.tx
     .update(contracts)
     .set({
@@ -361,29 +371,11 @@ export async function amendContract(ctx: Ctx, id: string, body: UpdateContractIn
   if (!AMENDABLE_CONTRACT_STATUSES.includes(original.status as ContractStatus)) {
     throw invalidState(`Only signed or active contracts can be amended; this one is ${original.status}`);
   }
-  const propertyId = input.propertyId === undefined ? original.propertyId : input.propertyId;
-  if (input.propertyId) await requireProperty(ctx, original.customerId, input.propertyId);
-  const startDate = input.startDate === undefined ? original.startDate : input.startDate;
-  const endDate = input.endDate === undefined ? original.endDate : input.endDate;
-  checkDates(startDate, endDate);
-  const priced = input.services ? priceLines(input.services) : null;
-  const title = input.title?.trim() ?? original.title;
-  const terms = input.terms === undefined ? original.terms : input.terms;
-  const totalCents = priced?.totalCents ?? original.totalValueCents;
-  const [customer] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, original.customerId)));
-  const content = await buildContent(ctx, {
-    title,
-    templateBody: original.templateBody,
-    terms,
-    startDate,
-    endDate,
-    totalCents,
-    customer: customer as CustomerRow,
-    propertyId,
-  });
+  const { title, propertyId, startDate, endDate, terms, priced, totalCents, content } = await termsOver(
+    ctx,
+    original,
+    input,
+  );
   const now = new Date();
   const [row] = await ctx.tx
     .insert(contracts)
