@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
+import consolePlugin from './console/console.plugin.js';
 import { type Database, rowsOf } from './db/client.js';
 import { modules } from './modules/index.js';
 import { access } from './platform/access.js';
@@ -240,6 +241,7 @@ export async function buildApp(
   });
 
   for (const register of modules) await app.register(register);
+  await app.register(consolePlugin);
   if (options.extraRoutes) await app.register(async (child) => options.extraRoutes?.(child));
   await app.ready();
   return app;

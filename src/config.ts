@@ -21,6 +21,11 @@ export interface Config {
    */
   migrationDatabaseUrl: string | undefined;
   dataDir: string;
+  /**
+   * Where bulk exports are written (EXPORT_DIR; default DATA_DIR/exports, or a directory
+   * under the temp dir when the database is in memory).
+   */
+  exportDir: string;
   authSecret: string;
   nodeEnv: string;
   defaultPlan: Plan;
@@ -44,6 +49,11 @@ export interface Config {
   mailOutboxFile: string;
   /** The From of every mail sent (MAIL_FROM). */
   mailFrom: string;
+  /**
+   * Where the Stripe SDK sends its API calls (STRIPE_API_BASE, e.g. `http://127.0.0.1:12111`):
+   * unset in production (the SDK's own api.stripe.com); tests point it at a local stand-in.
+   */
+  stripeApi: { host: string; port: number; protocol: 'http' | 'https' } | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -121,6 +131,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: env.DATABASE_URL || undefined,
     migrationDatabaseUrl: env.MIGRATION_DATABASE_URL || undefined,
     dataDir,
+    exportDir:
+      env.EXPORT_DIR ||
+      (dataDir.startsWith('memory://') ? join(tmpdir(), `crm-exports-${process.pid}`) : join(dataDir, 'exports')),
     authSecret,
     nodeEnv,
     defaultPlan: plan,
@@ -141,7 +154,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       env.MAIL_OUTBOX_FILE ??
       (dataDir.startsWith('memory://') ? join(tmpdir(), `crm-outbox-${process.pid}.log`) : join(dataDir, 'outbox.log')),
     mailFrom: parseMailFrom(env.MAIL_FROM),
+    stripeApi: parseStripeApi(env.STRIPE_API_BASE),
   };
+}
+
+function parseStripeApi(raw: string | undefined): Config['stripeApi'] {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`STRIPE_API_BASE must be a URL such as https://api.stripe.com, got "${raw}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== '')) {
+    throw new ConfigError(`STRIPE_API_BASE must be an http(s) origin without a path, got "${raw}"`);
+  }
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  return { host: url.hostname, port: url.port ? Number(url.port) : protocol === 'http' ? 80 : 443, protocol };
 }
 
 function parseMailFrom(raw: string | undefined): string {
@@ -176,6 +205,9 @@ export function configSummary(config: Config): Record<string, unknown> {
     redis: config.redisUrl ? withoutCredentials(config.redisUrl) : 'none (per-process rate limits)',
     mail: config.smtpUrl ? withoutCredentials(config.smtpUrl) : `outbox file ${config.mailOutboxFile}`,
     mailFrom: config.mailFrom,
+    stripeApi: config.stripeApi
+      ? `${config.stripeApi.protocol}://${config.stripeApi.host}:${config.stripeApi.port}`
+      : 'api.stripe.com',
     defaultPlan: config.defaultPlan,
     runWorker: config.runWorker,
     rateLimitPerMinute: config.rateLimitPerMinute,

@@ -1,10 +1,11 @@
 import pino from 'pino';
 import { buildApp } from './app.js';
+import { startTasks } from './background/runner.js';
+import { workerTasks } from './background/tasks.js';
 import { ConfigError, configSummary, isDevSecret, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
-import { startTasks } from './worker/runner.js';
-import { workerTasks } from './worker/tasks.js';
+import { installDrain } from './platform/drain.js';
 
 /** `npm start`: parse config → open the database → migrate → build the app → listen (+ worker). */
 async function main() {
@@ -23,6 +24,8 @@ async function main() {
       : { hint: 'run `npm run worker` separately, or webhooks and reminders stay queued' },
     worker ? 'worker started in this process' : 'worker not started (RUN_WORKER=false)',
   );
+  // Before listening: the drain counts every connection from the first one.
+  const drainer = installDrain(app.server, { log: app.log });
   await app.listen({ port: config.port, host: config.host });
   app.log.info(
     `API on ${config.baseUrl} (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
@@ -33,11 +36,17 @@ async function main() {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
-    const force = setTimeout(() => process.exit(1), 15_000);
+    const force = setTimeout(() => {
+      app.log.error('shutdown did not finish in 20 s: exiting');
+      process.exit(1);
+    }, 20_000);
     force.unref();
-    await app.close(); // stops accepting and waits for in-flight requests
+    // Drain first (see src/platform/drain.ts): Fastify's close would reset sockets that look idle.
+    await drainer.drain();
     await worker?.stop();
+    await app.close();
     await database.close();
+    app.log.info('stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -2,8 +2,18 @@ import type { BenchPart } from '../lib.js';
 import { billingBench } from './billing.js';
 import { crewTrackingBench } from './crew-tracking.js';
 import { customersBench } from './customers.js';
+import { dashboardBench } from './dashboard.js';
 import { jobsBench } from './jobs.js';
 import { webhooksBench } from './webhooks.js';
+import { winterRoutesBench } from './winter-routes.js';
 
 /** Every benchmark part, in the order they run. */
-export const benchParts: BenchPart[] = [customersBench, jobsBench, webhooksBench, billingBench, crewTrackingBench];
+export const benchParts: BenchPart[] = [
+  customersBench,
+  jobsBench,
+  webhooksBench,
+  billingBench,
+  crewTrackingBench,
+  winterRoutesBench,
+  dashboardBench,
+];

@@ -6,6 +6,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { ownedClientTransaction } from './drizzle-adapter.js';
 import * as schema from './schema/index.js';
 
 /** The role of cross-tenant platform code (see src/db/migrate.ts); named here to avoid an import cycle. */
@@ -90,28 +91,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     close: async () => {
       if (!owned.closed) await owned.close();
     },
-  };
-}
-
-/**
- * drizzle-orm 0.45's Pool transaction sends BEGIN before its try/finally, so a BEGIN
- * that fails on a dropped connection never returns the client to the pool: a few
- * database outages exhaust the pool and every request (and the worker) then hangs.
- * Here the client is checked out by us and always released, and discarded on error.
- */
-function ownedClientTransaction(pool: pg.Pool) {
-  return async <T>(fn: (tx: Tx) => Promise<T>, config?: Parameters<Db['transaction']>[1]): Promise<T> => {
-    const client = await pool.connect();
-    let failure: Error | undefined;
-    try {
-      const db = drizzlePg({ client, schema }) as unknown as Db;
-      return await db.transaction(fn, config);
-    } catch (err) {
-      failure = err instanceof Error ? err : new Error(String(err));
-      throw err;
-    } finally {
-      client.release(failure);
-    }
   };
 }
 

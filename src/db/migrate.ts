@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type pg from 'pg';
@@ -36,6 +37,7 @@ const TENANT_CHECK = (column: string) => `(${column} = current_setting('app.orga
 
 /** What a migrate call changed; both empty when the database was already current. */
 export interface MigrationReport {
+  /** Migration tags (file names without `.sql`) in the order applied. */
   applied: string[];
   statements: string[];
 }
@@ -158,10 +160,18 @@ async function apply(q: Sql): Promise<MigrationReport> {
     await q.run(
       `INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('${m.hash}', ${Number(m.folderMillis)})`,
     );
-    report.applied.push(m.hash);
+    report.applied.push(tagOf(m.folderMillis) ?? m.hash);
   }
   for (const statement of await isolationStatements(q)) await run(statement);
   return report;
+}
+
+/** A migration's file name (`0007_payments_refunds`) from drizzle-kit's journal, for logs a person reads. */
+function tagOf(folderMillis: number): string | undefined {
+  const journal = JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as {
+    entries: Array<{ when: number; tag: string }>;
+  };
+  return journal.entries.find((e) => e.when === folderMillis)?.tag;
 }
 
 /** Everything `apply` would do, computed from the catalogs alone (reads only). */

@@ -7,8 +7,10 @@ import contractTemplateRoutes from './contract-templates/contract-templates.rout
 import contractRoutes from './contracts/contracts.routes.js';
 import crewTrackingRoutes from './crew-tracking/crew-tracking.routes.js';
 import customerRoutes from './customers/customers.routes.js';
+import dashboardRoutes from './dashboard/dashboard.routes.js';
 import equipmentRoutes from './equipment/equipment.routes.js';
 import estimateRoutes from './estimates/estimates.routes.js';
+import exportRoutes from './exports/exports.routes.js';
 import invitationRoutes from './invitations/invitations.routes.js';
 import invoiceRoutes from './invoices/invoices.routes.js';
 import jobRoutes from './jobs/jobs.routes.js';
@@ -23,6 +25,8 @@ import serviceRoutes from './services/services.routes.js';
 import settingsRoutes from './settings/settings.routes.js';
 import vendorRoutes from './vendors/vendors.routes.js';
 import webhookRoutes from './webhooks/webhooks.routes.js';
+import winterRoutes from './winter-routes/winter-routes.routes.js';
+import workflowRoutes from './workflows/workflows.routes.js';
 
 /** Every route module, registered in this order by buildApp. One line per module. */
 export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -50,4 +54,8 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   billRoutes,
   billPaymentRoutes,
   ledgerRoutes,
+  winterRoutes,
+  workflowRoutes,
+  dashboardRoutes,
+  exportRoutes,
 ];

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   INVALID_STATE: 409,
   CONFLICT: 409,
+  /** The resource existed but is gone for good (an export archive past its expiry). */
+  GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   IDEMPOTENCY_KEY_REUSED: 422,

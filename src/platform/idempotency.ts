@@ -38,7 +38,10 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { db: Db }) {
         details: [{ field: 'Idempotency-Key', message: 'must be 1..255 printable ASCII characters' }],
       });
     }
-    const principal = request.principal?.apiKeyId ?? request.principal?.userId ?? '';
+    // Keys belong to whoever sent them: an API key, a device (not the member it acts for:
+    // a phone retrying its key must not replay a request the office made) or a user.
+    const p = request.principal;
+    const principal = p?.apiKeyId ?? (p?.deviceId ? `device:${p.deviceId}` : undefined) ?? p?.userId ?? '';
     const requestHash = createHash('sha256')
       .update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`)
       .digest('hex');

@@ -30,8 +30,8 @@ export interface Mailer {
 export function createMailer(config: Config): Mailer {
   const from = config.mailFrom;
   if (config.smtpUrl) {
-    // Bounded waits: documents are mailed inside their sending transaction, so a hung
-    // relay must fail the request in seconds, not hold row locks for nodemailer's minutes.
+    // Bounded waits: the mail worker (src/modules/mail) holds a job's lease while it sends,
+    // so a hung relay must fail the attempt in seconds and let the retry schedule take over.
     // Query parameters in SMTP_URL (e.g. ?socketTimeout=60000) still override these.
     const transport = nodemailer.createTransport({
       url: config.smtpUrl,

@@ -1,4 +1,5 @@
-import { EVENT_CATALOG } from '../webhooks/catalog.js';
+import { EVENT_CATALOG } from '../delivery/catalog.js';
+import { PAYLOAD_SCHEMAS, WEBHOOK_PAYLOADS } from '../delivery/payloads.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 
 /**
@@ -58,6 +59,7 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
   404: { name: 'NotFound', description: 'No such resource in the active organization' },
   405: { name: 'MethodNotAllowed', description: 'The path exists but not with this method; see `Allow`' },
   409: { name: 'Conflict', description: 'The resource is not in a state that allows this, or a request conflicts' },
+  410: { name: 'Gone', description: 'The resource existed but is gone for good (e.g. an expired export)' },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than 1 MiB' },
   415: { name: 'UnsupportedMediaType', description: 'The body is not application/json' },
   422: { name: 'IdempotencyKeyReused', description: 'The Idempotency-Key was used with a different request' },
@@ -316,7 +318,27 @@ export function finishDocument(doc: Json, routes: RegisteredRoute[], opts: Finis
   if (!JSON.stringify(paths).includes('#/components/schemas/ErrorBody')) delete schemas.ErrorBody;
   if (!Object.values(paths).some((i) => i.post)) delete parameters.IdempotencyKey;
   doc.webhooks = webhookDocs(schemas);
+  dropInlineDiscriminators(doc.paths);
   return doc;
+}
+
+/**
+ * A `discriminator` over inline `oneOf` branches (e.g. workflow actions tagged by
+ * `type`) tells the validator which branch to report errors for (src/platform/validation.ts);
+ * OpenAPI lets a discriminator select only `$ref` branches, so the document keeps the
+ * plain `oneOf`, whose branches each fix the tag with `const` (generators still see a union).
+ */
+function dropInlineDiscriminators(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) dropInlineDiscriminators(item);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const obj = node as Json;
+  if (obj.discriminator && Array.isArray(obj.oneOf) && obj.oneOf.some((b) => !(b as Json).$ref)) {
+    delete obj.discriminator;
+  }
+  for (const value of Object.values(obj)) dropInlineDiscriminators(value);
 }
 
 export const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -337,10 +359,13 @@ function webhookDocs(schemas: Json): Json {
       data: { type: 'object', description: 'The event data', additionalProperties: true },
     },
   };
+  // The resources the payloads carry, as the same schemas the API answers with.
+  for (const [name, schema] of Object.entries(PAYLOAD_SCHEMAS)) {
+    schemas[name] ??= { title: name, ...(JSON.parse(JSON.stringify(schema)) as Json) };
+  }
   const out: Json = {};
   for (const event of EVENT_CATALOG) {
-    const subject = event.split('.')[0] as string;
-    const key = camel(subject);
+    const payload = WEBHOOK_PAYLOADS.get(event);
     const name = `${pascal(event.replace(/[.]/g, '-'))}Event`;
     schemas[name] = {
       title: name,
@@ -352,11 +377,9 @@ function webhookDocs(schemas: Json): Json {
             event: { const: event },
             data: {
               type: 'object',
-              description: `The ${subject.replace(/[-_]/g, ' ')} concerned; a status change also carries oldStatus and newStatus.`,
-              properties: {
-                [`${key}Id`]: { type: 'string' },
-                [key]: { type: 'object', description: `The ${subject.replace(/[-_]/g, ' ')} as the API returns it` },
-              },
+              description: `The data of \`${event}\``,
+              required: payload?.required ?? [],
+              properties: payload?.properties ?? {},
               additionalProperties: true,
             },
           },

@@ -1,9 +1,6 @@
-import type { ExtractTablesWithRelations, RelationalSchemaConfig } from 'drizzle-orm';
 import { sql } from 'drizzle-orm';
-import { NodePgSession, type NodePgSessionOptions, NodePgTransaction } from 'drizzle-orm/node-postgres';
-import type { PgDialect } from 'drizzle-orm/pg-core';
-import pg from 'pg';
-import type { Db, Schema, Tx } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
+import { poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
 import { APP_ROLE } from '../db/migrate.js';
 
 /** Who is acting: a signed-in user or an API key, inside one organization. */
@@ -22,6 +19,11 @@ export interface Ctx {
   tx: Tx;
   organizationId: string;
   actor: Actor;
+  /**
+   * Depth of the events this context emits (workflow loop guard, operations.md §7):
+   * absent = 0 (a user or API call); a workflow run sets its trigger's depth + 1.
+   */
+  eventDepth?: number;
 }
 
 /**
@@ -42,8 +44,8 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
  * One transaction with transaction-local settings (`role` and the tenant), shared by
  * `withTenant` and `asPlatform`. On a pg Pool BEGIN and the settings travel as one
  * simple-protocol message instead of two (measured: per-request round trips dominate
- * a small read, bench/parts/customers.ts). Mirrors Drizzle's own
- * NodePgSession.transaction otherwise (savepoints for nested transactions, rollback
+ * a small read, bench/parts/customers.ts), through src/db/drizzle-adapter.ts. Mirrors
+ * Drizzle's own NodePgSession.transaction otherwise (savepoints for nested transactions, rollback
  * on error, client released). Setting values are constants or SAFE_ID-checked.
  */
 export async function transactionAs<T>(
@@ -54,22 +56,15 @@ export async function transactionAs<T>(
   const assignments = Object.entries(settings)
     .map(([name, value]) => `set_config('${name}', '${value}', true)`)
     .join(', ');
-  const session = db._.session;
-  if (!(session instanceof NodePgSession && (session as unknown as { client: unknown }).client instanceof pg.Pool)) {
+  const parts = poolTransactionParts(db);
+  if (!parts) {
     return db.transaction(async (tx) => {
       await tx.execute(sql.raw(`SELECT ${assignments}`));
       return fn(tx);
     });
   }
-  const internals = session as unknown as {
-    client: pg.Pool;
-    dialect: PgDialect;
-    schema: RelationalSchemaConfig<ExtractTablesWithRelations<Schema>> | undefined;
-    options: NodePgSessionOptions;
-  };
-  const client = await internals.client.connect();
-  const own = new NodePgSession(client, internals.dialect, internals.schema, internals.options);
-  const tx = new NodePgTransaction(internals.dialect, own, internals.schema) as unknown as Tx;
+  const client = await parts.pool.connect();
+  const tx = transactionOnClient(parts, client);
   let broken = false;
   try {
     await client.query(`BEGIN; SELECT ${assignments}`);
@@ -90,4 +85,9 @@ export async function transactionAs<T>(
 /** Convenience: build a Ctx inside withTenant. */
 export function inTenant<T>(db: Db, organizationId: string, actor: Actor, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
   return withTenant(db, organizationId, (tx) => fn({ tx, organizationId, actor }));
+}
+
+/** The one actor of background work: `kind: 'system'`, named by the task that acts (e.g. `contracts.lifecycle`). */
+export function systemActor(task: string): Actor {
+  return { kind: 'system', id: task, role: 'owner' };
 }

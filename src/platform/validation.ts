@@ -17,6 +17,9 @@ function makeAjv(opts: Options): Ajv {
     removeAdditional: false,
     strict: false,
     strictNumbers: true,
+    // `oneOf` + `discriminator` (OpenAPI): a tagged union is checked against the branch its tag
+    // names, so errors name that branch's fields instead of every branch's.
+    discriminator: true,
     ...opts,
   });
   // ajv-formats' default export is typed for CommonJS; it is the plugin function.

@@ -1,6 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { SMTPServer } from 'smtp-server';
 import { customers, events, organizations, properties, services } from '../../src/db/schema/index.js';
+import { deliverDueMail } from '../../src/modules/mail/mail.tasks.js';
 import { newId } from '../../src/platform/ids.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 import type { Harness, TestUser } from '../harness.js';
@@ -131,3 +132,12 @@ export async function startSmtp() {
 
 /** Quoted-printable soft breaks removed, so links can be found in raw mail. */
 export const mailText = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+
+/**
+ * Runs the mail worker task once, as the worker would (`now` later than the real clock
+ * makes jobs waiting out a retry delay due, instead of waiting). Returns jobs attempted.
+ */
+export const deliverMail = (h: Harness, now?: Date) => deliverDueMail(h.database, h.app.deps.mailer, now);
+
+/** A time past any retry delay of the mail queue. */
+export const later = (days = 2) => new Date(Date.now() + days * 86_400_000);

@@ -4,8 +4,9 @@ import { portalTokens } from '../../src/db/schema/index.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import {
   createCustomer,
+  deliverMail,
   eventsDuring,
-  eventsOf,
+  later,
   line,
   mailText,
   type ReceivedMail,
@@ -55,12 +56,18 @@ describe('sending, mail over SMTP and the customer portal', () => {
     const sent = await owner.call('POST', `/api/estimates/${est.id}/send`);
     expect(sent.statusCode, sent.body).toBe(200);
     expect(sent.json().data).toMatchObject({ status: 'sent', emailedTo: ['pat@example.com', 'office@example.com'] });
+    expect(sent.json().data.lastEmail).toMatchObject({ status: 'pending', sentAt: null, error: null });
     const path = portalPath(sent.json().data.portalUrl);
+    expect(await deliverMail(h)).toBe(1);
     expect(smtp.received.length).toBe(mailsBefore + 1);
     expect(lastMail().to.sort()).toEqual(['office@example.com', 'pat@example.com']);
     const text = mailText(lastMail().raw);
     expect(text).toContain('Subject: Estimate EST-000001 from Green Acres Lawn');
     expect(text).toContain(sent.json().data.portalUrl);
+    expect(text).toContain('filename=EST-000001.pdf');
+    const shown = (await owner.call('GET', `/api/estimates/${est.id}`)).json().data.lastEmail;
+    expect(shown).toMatchObject({ status: 'sent', to: ['pat@example.com', 'office@example.com'], error: null });
+    expect(typeof shown.sentAt).toBe('string');
 
     const viewed = await eventsDuring(h, owner.organizationId, async () => {
       const res = await open(path);
@@ -134,9 +141,11 @@ describe('sending, mail over SMTP and the customer portal', () => {
       total: 44,
       emailedTo: ['pat@example.com', 'office@example.com'],
     });
+    await deliverMail(h);
     const text = mailText(lastMail().raw);
     expect(text).toContain(`Subject: Invoice ${inv.invoiceNumber} from Green Acres Lawn`);
     expect(text).toContain(sent.json().data.portalUrl);
+    expect(text).toContain(`filename=${inv.invoiceNumber}.pdf`);
     await owner.call('POST', `/api/invoices/${inv.id}/payments`, { amount: 4, method: 'cash' });
     const path = portalPath(sent.json().data.portalUrl);
     const view = await open(path);
@@ -168,28 +177,71 @@ describe('sending, mail over SMTP and the customer portal', () => {
   it('a customer without email: the send succeeds, nothing is mailed, the link is returned', async () => {
     const silent = await createCustomer(h, owner, { email: null, additionalEmails: [] });
     const inv = (await owner.call('POST', '/api/invoices', { customerId: silent.id, lineItems: [line()] })).json().data;
+    await deliverMail(h);
     const before = smtp.received.length;
     const res = await owner.call('POST', `/api/invoices/${inv.id}/send`);
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ status: 'sent', emailedTo: [] });
     expect(res.json().data.portalUrl).toContain('/api/portal/pt_');
+    expect(res.json().data.lastEmail).toBeNull();
+    await deliverMail(h);
     expect(smtp.received.length).toBe(before);
   });
 
-  it('when the mail server refuses, nothing changes: 503, still draft, no events, no link', async () => {
-    const inv = (await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line()] })).json()
+  it('a mail server outage delays mail and loses none: send answers 200, every mail arrives once when it is back', async () => {
+    await deliverMail(h, later());
+    const invoices: Array<{ id: string; invoiceNumber: string }> = [];
+    for (let i = 0; i < 3; i++) {
+      invoices.push(
+        (
+          await owner.call('POST', '/api/invoices', { customerId: customer.id, lineItems: [line('Mow', 1, 10 + i)] })
+        ).json().data,
+      );
+    }
+    const est = (await owner.call('POST', '/api/estimates', { customerId: customer.id, lineItems: [line()] })).json()
       .data;
-    const before = await eventsOf(h, owner.organizationId);
+    const before = smtp.received.length;
     smtp.state.refuse = true;
     try {
-      const res = await owner.call('POST', `/api/invoices/${inv.id}/send`);
-      expect(res.statusCode, res.body).toBe(503);
-      expect(res.json().error.code).toBe('SERVICE_UNAVAILABLE');
+      // Every request answers at once while the server refuses; the state and its event commit.
+      const events = await eventsDuring(h, owner.organizationId, async () => {
+        for (const inv of invoices) {
+          const res = await owner.call('POST', `/api/invoices/${inv.id}/send`);
+          expect(res.statusCode, res.body).toBe(200);
+          expect(res.json().data).toMatchObject({ status: 'sent', lastEmail: { status: 'pending' } });
+        }
+        const res = await owner.call('POST', `/api/estimates/${est.id}/send`);
+        expect(res.statusCode, res.body).toBe(200);
+        const invite = await owner.call('POST', '/api/invitations', { email: 'new.hire@example.com', role: 'member' });
+        expect(invite.statusCode, invite.body).toBe(201);
+      });
+      expect(events.filter((e) => e.type === 'invoice.sent').map((e) => e.data.invoiceId)).toEqual(
+        invoices.map((i) => i.id),
+      );
+      // The worker tries, the server refuses: nothing arrives, the document says why, the job waits to retry.
+      expect(await deliverMail(h)).toBe(5);
+      expect(await deliverMail(h, later())).toBe(5);
+      expect(smtp.received.length).toBe(before);
+      const shown = (await owner.call('GET', `/api/invoices/${invoices[0]?.id}`)).json().data.lastEmail;
+      expect(shown).toMatchObject({ status: 'pending', sentAt: null });
+      expect(shown.error).toMatch(/mailbox unavailable/);
+      expect((await owner.call('GET', `/api/estimates/${est.id}`)).json().data.lastEmail.status).toBe('pending');
     } finally {
       smtp.state.refuse = false;
     }
-    expect((await owner.call('GET', `/api/invoices/${inv.id}`)).json().data.status).toBe('draft');
-    expect(await eventsOf(h, owner.organizationId)).toEqual(before);
-    expect(await h.admin.db.select().from(portalTokens).where(eq(portalTokens.documentId, inv.id))).toEqual([]);
+    // Back up: each mail arrives exactly once, however often the worker runs.
+    expect(await deliverMail(h, later(4))).toBe(5);
+    expect(await deliverMail(h, later(8))).toBe(0);
+    const arrived = smtp.received.slice(before).map((m) => mailText(m.raw));
+    expect(arrived).toHaveLength(5);
+    for (const inv of invoices) {
+      expect(arrived.filter((t) => t.includes(`Subject: Invoice ${inv.invoiceNumber} from`))).toHaveLength(1);
+      const shown = (await owner.call('GET', `/api/invoices/${inv.id}`)).json().data.lastEmail;
+      expect(shown).toMatchObject({ status: 'sent', error: null });
+    }
+    expect(arrived.filter((t) => t.includes(`Subject: Estimate ${est.estimateNumber} from`))).toHaveLength(1);
+    expect(arrived.filter((t) => t.includes('Subject: You have been invited'))).toHaveLength(1);
+    const list = (await owner.call('GET', '/api/invoices')).json().data;
+    expect(list.find((i: { id: string }) => i.id === invoices[1]?.id).lastEmail.status).toBe('sent');
   });
 });

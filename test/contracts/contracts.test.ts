@@ -4,6 +4,7 @@ import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractActivity, contracts } from '../../src/db/schema/index.js';
 import { activateDueContracts, expireEndedContracts } from '../../src/modules/contracts/contracts.lifecycle.js';
+import { deliverMail } from '../billing/factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { eventsOf, makeCustomer, makeProperty } from '../jobs/factories.js';
 
@@ -181,6 +182,8 @@ describe('contracts', () => {
       newStatus: 'SENT',
     });
 
+    expect(body.lastEmail).toMatchObject({ status: 'pending', to: ['dana@example.com', 'office@example.com'] });
+    await deliverMail(h);
     const file = h.config.mailOutboxFile;
     expect(existsSync(file)).toBe(true);
     const mails = readFileSync(file, 'utf8')

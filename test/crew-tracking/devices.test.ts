@@ -58,6 +58,18 @@ describe('mobile device tokens', () => {
     );
   });
 
+  it("keeps Idempotency-Keys per device: its member reusing the key is refused, not replayed the device's answer", async () => {
+    const device = await deviceCaller(h, owner, memberMem);
+    const key = { headers: { 'idempotency-key': 'points-1' } };
+    const body = { points: [{ lat: 41.9, lng: -87.6, recordedAt: new Date().toISOString() }] };
+    expect((await device.call('POST', '/api/crew-tracking/locations', body, key)).statusCode).toBe(201);
+    const replay = await device.call('POST', '/api/crew-tracking/locations', body, key);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    const byMember = await member.call('POST', '/api/crew-tracking/locations', body, key);
+    expect(byMember.statusCode).toBe(422);
+    expect(byMember.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+
   it('answers 403 on every registered route outside its scope and never 401/403 inside it (route-table sweep)', async () => {
     // The owner's own device: it acts with the owner role, so no role rule can explain a 403 inside the scope.
     const device = await deviceCaller(h, owner);

@@ -31,6 +31,7 @@ describe('settings', () => {
       companyPhone: null,
       companyAddress: null,
       stripeWebhookConfigured: false,
+      stripeSecretKeyConfigured: false,
       plan: 'business',
     });
   });

@@ -18,6 +18,7 @@ routeSecuritySuite('jobs', async (h, owner) => {
     { method: 'POST', url: '/api/jobs', body: { customerId: customer.id, scheduledDate: '2026-05-04' } },
     { method: 'GET', url: `/api/jobs/${job.id}`, crossTenant: true },
     { method: 'PUT', url: `/api/jobs/${job.id}`, body: { notes: 'x' }, crossTenant: true },
+    { method: 'PATCH', url: `/api/jobs/${job.id}`, body: { notes: 'x' }, crossTenant: true },
     { method: 'DELETE', url: `/api/jobs/${job.id}`, crossTenant: true },
     { method: 'POST', url: `/api/jobs/${draft.id}/publish`, crossTenant: true },
     {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { PDFParse } from 'pdf-parse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, setSettings } from '../billing/factories.js';
+import { createCustomer, deliverMail, setSettings } from '../billing/factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { pay } from './helpers.js';
 
@@ -91,6 +91,7 @@ describe('PDF documents', () => {
   it('attaches the PDF to the send mail and serves it from the portal link', async () => {
     const inv = (await owner.call('POST', '/api/invoices', { customerId, lineItems: lines })).json().data;
     const sent = (await owner.call('POST', `/api/invoices/${inv.id}/send`)).json().data;
+    await deliverMail(h);
     const mails = readFileSync(h.config.mailOutboxFile, 'utf8')
       .trim()
       .split('\n')
@@ -112,6 +113,7 @@ describe('PDF documents', () => {
 
     const est = (await owner.call('POST', '/api/estimates', { customerId, lineItems: lines })).json().data;
     await owner.call('POST', `/api/estimates/${est.id}/send`);
+    await deliverMail(h);
     const estMail = readFileSync(h.config.mailOutboxFile, 'utf8')
       .trim()
       .split('\n')

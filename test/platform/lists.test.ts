@@ -93,7 +93,7 @@ describe('lists: keyset cursors, Link, includeTotal', () => {
   afterAll(async () => h?.close());
 
   it('walks customers newest first by cursor: every row exactly once, in order', async () => {
-    const { ids, pages } = await walk(owner, '/api/customers?limit=5&startingAfter=' + customerOrder[0]);
+    const { ids, pages } = await walk(owner, `/api/customers?limit=5&startingAfter=${customerOrder[0]}`);
     expect(ids).toEqual(customerOrder.slice(1));
     expect(pages.length).toBe(5);
     // Cursor style stays cursor style, with no prev; the last page has no next.

@@ -3,7 +3,7 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_CATALOG } from '../../src/webhooks/catalog.js';
+import { EVENT_CATALOG } from '../../src/delivery/catalog.js';
 import { createHarness, type Harness } from '../harness.js';
 
 /**
@@ -199,6 +199,48 @@ describe('OpenAPI document for SDK generators', () => {
     expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_CATALOG].sort());
     expect(doc.webhooks['invoice.paid'].post.requestBody.content['application/json'].schema.$ref).toBe(
       '#/components/schemas/InvoicePaidEvent',
+    );
+  });
+
+  it('shows request examples on the main resources and a response example on customers', () => {
+    // @fastify/swagger moves a body schema's `examples` to the media type's `example` ("Try it out" fills it in).
+    const body = (path: string) => doc.paths[path].post.requestBody.content['application/json'];
+    for (const path of [
+      '/api/customers',
+      '/api/properties',
+      '/api/invoices',
+      '/api/estimates',
+      '/api/jobs',
+      '/api/contracts',
+      '/api/invoices/{id}/payments',
+      '/api/webhooks',
+    ]) {
+      expect(body(path).example, path).toBeTypeOf('object');
+    }
+    const customer = doc.paths['/api/customers/{id}'].get.responses['200'].content['application/json'].schema;
+    expect(customer.properties.data.examples[0]).toMatchObject({ name: 'Dana Whitfield' });
+  });
+
+  it('describes each webhook payload with the resource schemas the API answers with', () => {
+    for (const event of EVENT_CATALOG) {
+      const data =
+        doc.components.schemas[
+          `${event.replace(/(^|[._-])([a-z])/g, (_m: string, _p: string, c: string) => c.toUpperCase())}Event`
+        ].allOf[1].properties.data;
+      const refs = Object.values(data.properties as Record<string, { $ref?: string }>)
+        .map((p) => p.$ref)
+        .filter(Boolean) as string[];
+      if (event === 'customer.deleted') expect(data.required).toEqual(['customerId']);
+      else expect(refs.length, event).toBeGreaterThan(0);
+      for (const ref of refs) expect(doc.components.schemas[ref.split('/').pop() as string], ref).toBeDefined();
+    }
+    // The same schema as the REST answer, not a copy that drifts.
+    const { title: _t, ...customer } = doc.components.schemas.Customer;
+    expect(customer).toEqual(
+      doc.paths['/api/customers/{id}'].get.responses['200'].content['application/json'].schema.properties.data,
+    );
+    expect(doc.components.schemas.InvoicePaidEvent.allOf[1].properties.data.properties.invoice.$ref).toBe(
+      '#/components/schemas/InvoiceDetail',
     );
   });
 });

@@ -1,12 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { withDatabase } from '../global-setup.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness } from '../harness.js';
+import { processEnvironment, run, startServer, stop } from './processes.js';
 
 /**
  * The real entry points (`npm start`, `npm run admin`) as child processes: start,
@@ -14,95 +9,14 @@ import { createHarness } from '../harness.js';
  * by default, on a fresh PostgreSQL database when the suite runs on PostgreSQL.
  */
 
-interface Run {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Every child started here; any still alive when the file ends (a failed test) is killed. */
-const children = new Set<ChildProcess>();
-
-function run(script: string, args: string[], env: Record<string, string>): Run {
-  // node itself, as the npm scripts start it: the tsx CLI relays a signal and, when the child
-  // does not acknowledge it within 30 ms (a busy machine), kills it (exit 143).
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: process.cwd(),
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += String(d);
-  });
-  child.stderr?.on('data', (d) => {
-    out += String(d);
-  });
-  children.add(child);
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      children.delete(child);
-      resolve(code);
-    }),
-  );
-  return { child, output: () => out, exited };
-}
-
-async function startServer(env: Record<string, string>): Promise<{ run: Run; base: string }> {
-  const r = run('src/server.ts', [], env);
-  // No deadline of its own: a first start runs initdb for the embedded database, which is slow on a
-  // busy machine; the test's timeout bounds the wait.
-  for (;;) {
-    const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(r.output());
-    if (m) return { run: r, base: m[1] as string };
-    if (r.child.exitCode !== null) {
-      throw new Error(`server did not start:\n${r.output()}`);
-    }
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
-
-async function stop(r: Run): Promise<number | null> {
-  r.child.kill('SIGTERM');
-  return r.exited;
-}
-
 describe('npm start / npm run admin as processes', () => {
-  let dir: string;
-  const env: Record<string, string> = {};
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let env: Record<string, string> = {};
+  let cleanup: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'crm-e2e-'));
-    Object.assign(env, {
-      NODE_ENV: 'development',
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      DATA_DIR: join(dir, 'data'),
-      MAIL_OUTBOX_FILE: join(dir, 'outbox.log'),
-      RUN_WORKER: 'true',
-    });
-    const info = inject('database');
-    if (info.kind === 'postgres') {
-      const name = `${info.prefix}_e2e_${process.pid}`;
-      const admin = new pg.Client({ connectionString: info.url });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`); // empty: the server migrates it itself
-      await admin.end();
-      env.DATABASE_URL = withDatabase(info.url, name);
-      dropDatabase = async () => {
-        const c = new pg.Client({ connectionString: info.url });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.end();
-      };
-    }
+    ({ env, cleanup } = await processEnvironment('e2e'));
   });
-  afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await dropDatabase?.();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(async () => cleanup?.());
 
   it('migrates, serves, stops cleanly on SIGTERM, keeps data, and applies set-plan', async () => {
     const email = `e2e-${Date.now()}@example.com`;

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
-import { billPayments, bills, invoices, ledgerLines, payments } from '../../src/db/schema/index.js';
+import { billPayments, bills, invoices, ledgerLines, paymentRefunds, payments } from '../../src/db/schema/index.js';
 import {
   createBillPayment,
   failBillPayment,
@@ -16,7 +16,7 @@ import {
   voidInvoice,
   writeOffInvoice,
 } from '../../src/modules/invoices/invoices.service.js';
-import { recordInvoicePayment } from '../../src/modules/payments/payments.service.js';
+import { recordInvoicePayment, refundPayment } from '../../src/modules/payments/payments.service.js';
 import { createVendor } from '../../src/modules/vendors/vendors.service.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { AppError } from '../../src/platform/errors.js';
@@ -38,6 +38,7 @@ const Command = fc.oneof(
   fc.record({ kind: fc.constant('invoice' as const), cents: fc.integer({ min: 1, max: 80_000 }), taxed: fc.boolean() }),
   fc.record({ kind: fc.constant('send' as const), i: Index }),
   fc.record({ kind: fc.constant('invoicePay' as const), i: Index, pct: Percent }),
+  fc.record({ kind: fc.constant('refund' as const), i: Index, pct: Percent, whole: fc.boolean() }),
   fc.record({ kind: fc.constant('invoiceVoid' as const), i: Index }),
   fc.record({ kind: fc.constant('writeOff' as const), i: Index }),
   fc.record({ kind: fc.constant('bill' as const), cents: fc.integer({ min: 1, max: 60_000 }), draft: fc.boolean() }),
@@ -116,10 +117,21 @@ describe('ledger invariants over random sequences', () => {
       .select({ n: sql<string>`coalesce(sum(${billPayments.amountCents}), 0)` })
       .from(billPayments)
       .where(sql`${billPayments.organizationId} = ${organizationId} AND ${billPayments.status} <> 'failed'`);
-    expect(net('1000'), 'cash = received − paid out').toBe(Number(received?.n) - Number(paidOut?.n));
+    const [refunded] = await db
+      .select({ n: sql<string>`coalesce(sum(${paymentRefunds.amountCents}), 0)` })
+      .from(paymentRefunds)
+      .where(eq(paymentRefunds.organizationId, organizationId));
+    expect(net('1000'), 'cash = received − refunded − paid out').toBe(
+      Number(received?.n) - Number(refunded?.n) - Number(paidOut?.n),
+    );
+    const overRefunded = await db.execute(
+      sql`SELECT id FROM payments WHERE organization_id = ${organizationId} AND (refunded_cents > amount_cents OR refunded_cents < 0)`,
+    );
+    expect(rowsOf(overRefunded), 'no payment refunded beyond its amount').toEqual([]);
   }
 
   it('every entry and the trial balance balance; AR and AP match the documents; no balance negative', async () => {
+    let refundsMade = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(Command, { minLength: 25, maxLength: 25 }), async (commands: Cmd[]) => {
         const owner = await newTenant(h);
@@ -158,6 +170,24 @@ describe('ledger invariants over random sequences', () => {
                 const cents = Math.round(inv.balance * 100);
                 if (cents > 0)
                   await run((ctx) => recordInvoicePayment(ctx, id, { amount: share(cents, c.pct), method: 'cash' }));
+                break;
+              }
+              case 'refund': {
+                // A refund of one of the invoice's payments: part of it, or the whole refundable rest.
+                const id = pick(invoiceIds, c.i);
+                if (!id) break;
+                const received = await h.admin.db
+                  .select({ id: payments.id, amount: payments.amountCents, refunded: payments.refundedCents })
+                  .from(payments)
+                  .where(eq(payments.invoiceId, id));
+                const payment = pick(received, c.pct);
+                if (!payment) break;
+                const rest = payment.amount - payment.refunded;
+                const amountCents = c.whole ? undefined : Math.max(1, Math.floor((rest * c.pct) / 100));
+                await run((ctx) =>
+                  refundPayment(ctx, payment.id, { amountCents, reason: null, origin: 'API', processorRefundId: null }),
+                );
+                refundsMade++;
                 break;
               }
               case 'invoiceVoid': {
@@ -236,5 +266,7 @@ describe('ledger invariants over random sequences', () => {
       }),
       { numRuns: 30 },
     );
+    // The sequences really exercised refunds, not only their refusals.
+    expect(refundsMade).toBeGreaterThan(0);
   }, 900_000);
 });

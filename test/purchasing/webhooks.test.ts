@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningWorker } from '../../src/worker/runner.js';
+import type { RunningWorker } from '../../src/background/runner.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { type Receiver, startReceiver, startWorker, waitFor } from '../webhooks/helpers.js';
 import { newVendor } from './helpers.js';

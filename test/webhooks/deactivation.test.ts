@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningWorker } from '../../src/background/runner.js';
 import { events } from '../../src/db/schema/index.js';
-import type { RunningWorker } from '../../src/worker/runner.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { emitEvents, type Receiver, startReceiver, startWorker, waitFor } from './helpers.js';
 

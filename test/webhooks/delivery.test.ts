@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningWorker } from '../../src/worker/runner.js';
+import type { RunningWorker } from '../../src/background/runner.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { emitEvents, ok200, RETRY_ENV, type Receiver, startReceiver, startWorker, waitFor } from './helpers.js';
 

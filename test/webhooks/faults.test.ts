@@ -4,10 +4,10 @@ import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type RunningWorker, startTasks } from '../../src/background/runner.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { webhookDeliveries } from '../../src/db/schema/index.js';
-import { createWebhookTask } from '../../src/webhooks/worker.js';
-import { type RunningWorker, startTasks } from '../../src/worker/runner.js';
+import { createWebhookTask } from '../../src/delivery/delivery.task.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { emitEvents, RETRY_ENV, type Receiver, startReceiver, waitFor } from './helpers.js';
 

@@ -1,12 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import { type RunningWorker, startTasks } from '../../src/background/runner.js';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
+import { createWebhookTask, type WebhookWorkerOptions } from '../../src/delivery/delivery.task.js';
+import { emit } from '../../src/delivery/outbox.js';
 import { inTenant } from '../../src/platform/tenancy.js';
-import { emit } from '../../src/webhooks/outbox.js';
-import { createWebhookTask, type WebhookWorkerOptions } from '../../src/webhooks/worker.js';
-import { type RunningWorker, startTasks } from '../../src/worker/runner.js';
 
 export interface Received {
   url: string;

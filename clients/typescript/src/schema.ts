@@ -333,6 +333,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/portal/{token}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay the linked invoice by card: a Stripe payment intent (amount defaults to the balance)
+         * @description No session: the link's token is the credential. Creates a Stripe PaymentIntent as POST /api/payments/intents does (source PORTAL); hand clientSecret to Stripe.js. Coming back to the link for the same amount answers the intent already started while it waits for payment (one PaymentIntent per checkout). A link to an estimate or contract, an unknown or expired token → 404; a draft, paid or void invoice → 409; an amount above the balance → 400; the organization without Stripe configured → 409.
+         *
+         *     No credentials needed.
+         */
+        post: operations["payPortal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/portal/{token}/{action}": {
         parameters: {
             query?: never;
@@ -780,7 +802,7 @@ export interface paths {
         put?: never;
         /**
          * Email the invoice with a portal link (draft → sent; re-sends keep the status)
-         * @description Emits invoice.sent on the first send. 503 if the mail server refuses; nothing changes then.
+         * @description Emits invoice.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -901,6 +923,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/payments/intents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment intents, newest first (filters: invoiceId, status)
+         * @description Card payments started through Stripe, from the API or the portal. Paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listPaymentsIntents"];
+        put?: never;
+        /**
+         * Start a card payment of an invoice: a Stripe PaymentIntent (amount defaults to the balance)
+         * @description Creates the PaymentIntent at Stripe with the organization's secret key (settings stripeSecretKey), in the organization's currency, with metadata organizationId, invoiceId, invoiceNumber and intentId. Hand clientSecret to Stripe.js in the browser; the payment is recorded when Stripe sends payment_intent.succeeded to POST /api/payments/stripe/{organizationId}. Without Stripe configured → 409 INVALID_STATE saying how to configure it. A draft, paid, void or written-off invoice → 409; an amount above the balance or ≤ 0 → 400; an unknown invoice → 400. Stripe unreachable → 503 with nothing recorded.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createPaymentsIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/intents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One payment intent
+         * @description The intent with its status, which Stripe's events move:
+         *
+         *     | action | from | to |
+         *     | --- | --- | --- |
+         *     | `process` | `requires_payment_method` | `processing` |
+         *     | `fail` | `requires_payment_method`, `processing` | `requires_payment_method` |
+         *     | `succeed` | `requires_payment_method`, `processing`, `canceled` | `succeeded` |
+         *     | `cancel` | `requires_payment_method`, `processing` | `canceled` |
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getPaymentsIntent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/intents/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a payment intent at Stripe and here (owner/admin)
+         * @description Only an intent waiting for payment (requires_payment_method) or processing; a succeeded or canceled one → 409 INVALID_STATE. Stripe is asked first, so the customer can no longer pay it.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["cancelPaymentsIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deposits, newest first (filters: origin, from/to on depositDate)
+         * @description Money that reached the bank: cash and check runs of the office (MANUAL) and Stripe payouts (STRIPE_PAYOUT, from payout.paid), each with its payments and difference. Paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listPaymentsDeposits"];
+        put?: never;
+        /**
+         * Record a deposit of cash and check payments (owner/admin)
+         * @description A payment sits in at most one deposit: one already deposited → 409 CONFLICT, also when two deposits race for it. No payments, a payment listed twice, an unknown or another organization’s payment, a card/ACH payment, a payment refunded in full or a date after today → 400 with nothing written. Deposits group money; they post nothing to the ledger.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createPaymentsDeposit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/deposits/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One deposit with its payments
+         * @description amount is what the bank received, paymentsTotal what its payments brought in, difference the gap.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getPaymentsDeposit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reconciliation report: undeposited payments, deposits with their differences, unmatched payouts
+         * @description For from..to (inclusive, organization timezone; both optional): cash/check and Stripe card payments no deposit holds (paymentDate in the period) with their total, the deposits of the period (depositDate) with amount, paymentsTotal and difference, and the Stripe payouts that matched no payment.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getPaymentsReconciliation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/payments/stripe/{organizationId}": {
         parameters: {
             query?: never;
@@ -911,8 +1084,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Stripe events in (no session; Stripe-Signature checked against settings stripeWebhookSecret, 300 s tolerance): payment_intent.succeeded, charge.refunded, refund.created
-         * @description Point a Stripe webhook endpoint at this URL. The body is the Stripe Event JSON exactly as Stripe sent it. A bad or stale signature, a currency other than the organization’s, a missing or unknown metadata.invoiceId → 400 with nothing written. Replays answer 200 with outcome duplicate; other event types 200 with outcome ignored. A refund whose payment has not arrived yet → 409 (Stripe retries it).
+         * Stripe events in (no session; Stripe-Signature checked against settings stripeWebhookSecret, 300 s tolerance)
+         * @description Point a Stripe webhook endpoint at this URL. The body is the Stripe Event JSON exactly as Stripe sent it. Handled (one handler per type): payment_intent.succeeded, payment_intent.processing, payment_intent.payment_failed, payment_intent.canceled, charge.refunded, refund.created, payout.paid, payout.failed. payment_intent.succeeded records the payment once and marks the payment intent succeeded, whatever order events arrive in; processing, payment_failed and canceled move the intent; payout.paid records a deposit and matches the card payments of the payout; payout.failed (a returned payout) removes it. A bad or stale signature, a currency other than the organization’s, a missing or unknown metadata.invoiceId → 400 with nothing written. Replays answer 200 with outcome duplicate; other event types 200 with outcome ignored. A refund whose payment has not arrived yet → 409 (Stripe retries it).
          *
          *     No credentials needed.
          */
@@ -1024,7 +1197,7 @@ export interface paths {
         put?: never;
         /**
          * Email the estimate with a portal link (draft → sent; re-sends keep sent/viewed)
-         * @description Emits estimate.sent on the first send. 503 if the mail server refuses; nothing changes then.
+         * @description Emits estimate.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -1376,7 +1549,7 @@ export interface paths {
         put?: never;
         /**
          * Send for signature: draft → sent (sent: re-send a fresh link); emails the portal link
-         * @description Emits contract.sent. The customer signs through the emailed portal link. 503 if the mail server refuses; nothing changes then.
+         * @description Emits contract.sent. The customer signs through the emailed portal link; the mail is queued and sent in the background, retried while the mail server refuses (`lastEmail` shows how it went).
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -2294,7 +2467,7 @@ export interface paths {
         put?: never;
         /**
          * draft → sent; mails the vendor when it has an email (emits purchase-order.sent)
-         * @description Moves a draft to sent and emails the vendor when it has an email address; any other status → 409 INVALID_STATE. 503 if the mail server refuses; nothing changes then.
+         * @description Moves a draft to sent and emails the vendor when it has an email address; any other status → 409 INVALID_STATE. The mail is queued and sent in the background, retried while the mail server refuses.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -2651,6 +2824,500 @@ export interface paths {
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
          */
         get: operations["getLedgerTrialBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List snow routes (newest first), with their stops
+         * @description Every role may read routes; filter by active; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listWinterRoutes"];
+        put?: never;
+        /**
+         * Create a snow route with ordered stops (owner/admin)
+         * @description Owner/admin only. Stops are in driving order (sequence from 1). A property of another organization, a deleted one, or the same property twice → 400. crewId must be a crew of this organization (400). Prices are ≥ 0 with two decimals.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createWinterRoute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/storms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List storms (newest first)
+         * @description Every role may read storms; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listWinterRoutesStorms"];
+        put?: never;
+        /**
+         * Record a storm: snowfall in inches and whether it iced (owner/admin)
+         * @description Owner/admin only. snowfallInches ≥ 0 (negative → 400); endedAt not before startedAt (400). Dispatch it next.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createWinterRoutesStorm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/storms/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One storm
+         * @description Every role may read a storm.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getWinterRoutesStorm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Correct a storm or set its end (owner/admin)
+         * @description Owner/admin only. Runs already dispatched keep their visits; endedAt not before startedAt (400).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateWinterRoutesStorm"];
+        trace?: never;
+    };
+    "/api/winter-routes/storms/{id}/dispatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dispatch a storm: one run per route, a visit per triggered stop (owner/admin)
+         * @description Owner/admin only. A stop is visited when its triggerInches ≤ the storm's snowfall, or when the storm iced and the stop salts or de-ices. Without routeIds every active route not yet dispatched that has such a stop gets a run (no empty runs). A named route already dispatched → 409 CONFLICT; inactive or without a triggered stop → 409 INVALID_STATE; unknown → 400. Visits carry the stop's billing as it is now.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["dispatchWinterRoutesStorm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/storms/{id}/invoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bill a storm: one draft invoice per customer for its serviced, unbilled visits (owner/admin)
+         * @description Owner/admin only. per_push stops bill price × pushes, per_event stops price once; seasonal stops are billed by their contract, not here. One line per visit (services, property address, storm name); numbering, tax, events and ledger are those of any invoice. A second call bills only new visits; with nothing new → 200 {invoices: []}.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["invoiceWinterRoutesStorm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/storms/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Storm report per route: visits serviced/skipped/pending, pushes, salt, service times, billed
+         * @description One row per route dispatched for the storm: serviced, skipped and pending visits, pushes and salt (lb) recorded, first and last service time, and the amount billed (before tax).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getWinterRoutesStormReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List runs (newest first), by storm or route, with their visits
+         * @description Every role may read runs; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listWinterRoutesRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One run with its visits in sequence
+         * @description Every role may read a run.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getWinterRoutesRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/runs/{id}/visits/{visitId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a visit: serviced (pushes ≥ 1, salt, notes) or skipped; answers the run
+         * @description Every role (the crew). Visits may be recorded in any order; recording again overwrites until the visit is billed (then 409 INVALID_STATE). A visit of another run → 404. The run becomes in_progress after its first visit and completed when none is pending.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createWinterRoutesRunVisit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One snow route with its stops in sequence
+         * @description Every role may read a route.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getWinterRoute"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a route never dispatched (owner/admin); dispatched → 409, deactivate it instead
+         * @description Owner/admin only. A route with runs keeps its history: 409 CONFLICT.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        delete: operations["deleteWinterRoute"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a route: name, crew, depot, or activate/deactivate it (owner/admin)
+         * @description Owner/admin only. active false keeps the route out of dispatch; stops are replaced with PUT /stops.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateWinterRoute"];
+        trace?: never;
+    };
+    "/api/winter-routes/{id}/stops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a route's stops; their order is the sequence (owner/admin)
+         * @description Owner/admin only. The list replaces the current one (sequence = position, from 1); a property already on the route keeps its stop id. Foreign, deleted or repeated properties → 400, nothing changed.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        put: operations["updateWinterRouteStops"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/winter-routes/{id}/optimize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reorder the stops to shorten the drive from the depot (owner/admin)
+         * @description Owner/admin only. Great-circle distances over the properties’ coordinates, open path from the depot (without one, from the first stop), nearest neighbour then 2-opt; deterministic and never longer than the current order. Stops without coordinates go last in their current order. Distances in km, 2 decimals.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["optimizeWinterRoute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List workflows (newest first), by active flag or trigger (owner/admin)
+         * @description Owner/admin only. Paginated like every list. Runs in the worker after the trigger event commits (a rolled-back change triggers nothing), at least once with each action done once per run; a trigger whose conditions fail records no run. Workflows run only for events of depth < 3: events caused by a workflow action carry the run’s depth + 1.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        /**
+         * Define a workflow (owner/admin); a name already used → 409 CONFLICT
+         * @description Owner/admin only. trigger.event is a catalog event; conditions [{field, op, value}] are dotted paths into the event data checked against the event’s data shape (an unknown path → 400); 1..10 actions: emit (sends workflow.<name>, delivered only to endpoints that name it), email (to: customer or an address; {{dotted.path}} placeholders), add_customer_tag, create_job (scheduled, today + daysFromNow). Runs in the worker after the trigger event commits (a rolled-back change triggers nothing), at least once with each action done once per run; a trigger whose conditions fail records no run. Workflows run only for events of depth < 3: events caused by a workflow action carry the run’s depth + 1.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One workflow (owner/admin)
+         * @description Owner/admin only. The definition as stored.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getWorkflow"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a workflow and its run history (owner/admin)
+         * @description Owner/admin only. Runs not yet finished are dropped with it.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        delete: operations["deleteWorkflow"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a workflow (owner/admin); active: false pauses it
+         * @description Owner/admin only. The merged definition is validated as a whole (a new trigger re-checks the kept conditions); a name already used → 409 CONFLICT. Runs already recorded keep the definition they started with.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateWorkflow"];
+        trace?: never;
+    };
+    "/api/workflows/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The runs of a workflow, newest first (owner/admin)
+         * @description Owner/admin only. Each run: the trigger event, status pending | succeeded | failed (failed when any action failed), and one result per action done so far (succeeded | failed | skipped, with error).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listWorkflowRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's figures: revenue, receivables, payables, jobs, estimates, contracts, crew, winter
+         * @description Every role may read it. The range from..to (calendar dates, both included) defaults to this month in the organization's timezone; from after to → 400. Revenue, jobs completed and by status, estimates, crew hours and winter figures are for the range; receivables, payables, jobs scheduled today and in progress, and contracts are as of now. Every figure is an SQL aggregate; money as decimals.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/revenue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Invoiced and collected per day, week or month, every period in range (empty ones as 0)
+         * @description Every role may read it. interval day | week (weeks start on Monday) | month (default); from..to defaults to the last 12 months (from the 1st of the month 11 months ago to today, organization timezone). `period` is the first day of each period; a range of more than 1000 periods or from after to → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listDashboardRevenue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's exports, newest first (owner/admin)
+         * @description Owner/admin only; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listExports"];
+        put?: never;
+        /**
+         * Request a bulk export of the organization (owner/admin) → 202, built by the worker
+         * @description Owner/admin only. format ndjson or csv (required); resources from customers, properties, services, invoices, payments, estimates, jobs, contracts, vendors, purchase-orders, bills, bill-payments, time-entries, equipment, winter-routes (default: all). Answers 202 with the queued export; the worker writes every row in keyset order into a zip with one file per resource, rows in their REST shape (money as decimals, soft-deleted rows left out). Follow progress with GET /api/exports/{id}. An unknown resource → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One export: status, progress, size and expiry (owner/admin)
+         * @description Owner/admin only. status queued | running | completed | failed; progress {rows, totalRows, percent}; sizeBytes and expiresAt (7 days after completion) once completed.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a completed export as a zip (owner/admin); 409 before completion, 410 once expired
+         * @description Owner/admin only. application/zip with one <resource>.ndjson or <resource>.csv per resource and a manifest.json. Before the export is completed → 409 INVALID_STATE; after it expired (7 days after completion) → 410 GONE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getExportDownload"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3484,6 +4151,26 @@ export interface components {
                 }[];
             };
         };
+        /** Error410 */
+        Error410: {
+            error: {
+                /** @description What went wrong, in plain words */
+                message: string;
+                /**
+                 * @description Stable machine-readable code
+                 * @enum {string}
+                 */
+                code: "GONE";
+                /** @description Same as the X-Request-Id response header */
+                requestId: string;
+                /** @description One entry per offending field (VALIDATION_FAILED) */
+                details?: {
+                    /** @description Dotted path of the field, e.g. `address.zip` */
+                    field: string;
+                    message: string;
+                }[];
+            };
+        };
         /** Error413 */
         Error413: {
             error: {
@@ -3584,26 +4271,6 @@ export interface components {
                 }[];
             };
         };
-        /** Error503 */
-        Error503: {
-            error: {
-                /** @description What went wrong, in plain words */
-                message: string;
-                /**
-                 * @description Stable machine-readable code
-                 * @enum {string}
-                 */
-                code: "SERVICE_UNAVAILABLE";
-                /** @description Same as the X-Request-Id response header */
-                requestId: string;
-                /** @description One entry per offending field (VALIDATION_FAILED) */
-                details?: {
-                    /** @description Dotted path of the field, e.g. `address.zip` */
-                    field: string;
-                    message: string;
-                }[];
-            };
-        };
         /**
          * WebhookDelivery
          * @description The body of every webhook delivery. Verify `X-Service-Signature` (t=<seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">) or the Standard Webhooks headers before trusting it.
@@ -3624,15 +4291,640 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * Customer
+         * @example {
+         *       "id": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+         *       "name": "Dana Whitfield",
+         *       "firstName": "Dana",
+         *       "lastName": "Whitfield",
+         *       "company": null,
+         *       "customerType": "INDIVIDUAL",
+         *       "email": "dana.whitfield@example.com",
+         *       "additionalEmails": [],
+         *       "phone": "+1 555 0142",
+         *       "secondaryPhone": null,
+         *       "address": "18 Maple Court, Springfield, IL 62704",
+         *       "billingAddress": "18 Maple Court",
+         *       "billingCity": "Springfield",
+         *       "billingState": "IL",
+         *       "billingZip": "62704",
+         *       "notes": null,
+         *       "tags": [
+         *         "weekly-mow"
+         *       ],
+         *       "taxExempt": false,
+         *       "status": "active",
+         *       "createdAt": "2026-04-02T14:05:09.000Z",
+         *       "updatedAt": "2026-04-02T14:05:09.000Z"
+         *     }
+         */
+        Customer: {
+            /** @description cus_… */
+            id: string;
+            /** @description firstName + " " + lastName, trimmed */
+            name: string;
+            firstName: string;
+            lastName: string | null;
+            company: string | null;
+            /**
+             * @description INDIVIDUAL (default), BUSINESS, PROPERTY_MANAGER, HOA or OTHER
+             * @enum {unknown}
+             */
+            customerType: "INDIVIDUAL" | "BUSINESS" | "PROPERTY_MANAGER" | "HOA" | "OTHER";
+            email: string | null;
+            additionalEmails: string[];
+            phone: string | null;
+            secondaryPhone: string | null;
+            /** @description "street, city, state zip" from the billing parts present ("" when none) */
+            address: string;
+            billingAddress: string | null;
+            billingCity: string | null;
+            billingState: string | null;
+            billingZip: string | null;
+            notes: string | null;
+            tags: string[];
+            taxExempt: boolean;
+            /**
+             * @description active or inactive (deactivate/reactivate)
+             * @enum {unknown}
+             */
+            status: "active" | "inactive";
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
+        /** Job */
+        Job: {
+            /** @description job_… */
+            id: string;
+            customerId: string;
+            propertyId: string | null;
+            /**
+             * @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled
+             * @enum {unknown}
+             */
+            status: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+            /**
+             * Format: date
+             * @description The day the job is scheduled for, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            scheduledDate: string;
+            /** @description Team member user ids */
+            assignedTo: string[];
+            /** @description Service names */
+            services: string[];
+            notes: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
+        /** InvoiceDetail */
+        InvoiceDetail: {
+            /** @description inv_… */
+            id: string;
+            /** @description INV-000001 upwards, per organization, no gaps */
+            invoiceNumber: string;
+            customerId: string;
+            propertyId: string | null;
+            estimateId: string | null;
+            /**
+             * @description draft | sent | partially_paid | paid | overdue | void | written_off
+             * @enum {string}
+             */
+            status: "draft" | "sent" | "partially_paid" | "paid" | "overdue" | "void" | "written_off";
+            lineItems: {
+                id: string;
+                serviceId: string | null;
+                description: string;
+                quantity: number;
+                unitPrice: number;
+                taxable: boolean;
+                /** @description round(quantity × unitPrice), half away from zero */
+                amount: number;
+            }[];
+            /** @description Sum of line amounts */
+            subtotal: number;
+            /** @description Percent applied (0 for a tax-exempt customer) */
+            taxRate: number;
+            /** @description round(taxable subtotal × taxRate / 100), half away from zero */
+            tax: number;
+            /** @description subtotal + tax */
+            total: number;
+            amountPaid: number;
+            /** @description total − amountPaid; 0 once void or written off */
+            balance: number;
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            invoiceDate: string;
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            dueDate: string;
+            notes: string | null;
+            sentAt: string | null;
+            lastEmail: {
+                /**
+                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                 * @enum {string}
+                 */
+                status: "pending" | "sent" | "failed";
+                to: string[];
+                sentAt: string | null;
+                error: string | null;
+            } | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+            /** @description Oldest first */
+            payments: {
+                /** @description pay_… */
+                id: string;
+                amount: number;
+                /**
+                 * Format: date
+                 * @description Date, YYYY-MM-DD
+                 * @example 2026-05-01
+                 */
+                paymentDate: string;
+                /**
+                 * @description cash | check | card | ach | other
+                 * @enum {string}
+                 */
+                method: "cash" | "check" | "card" | "ach" | "other";
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 date-time, UTC
+                 */
+                createdAt: string;
+            }[];
+        };
+        /** Estimate */
+        Estimate: {
+            /** @description est_… */
+            id: string;
+            /** @description EST-000001 upwards, per organization, no gaps */
+            estimateNumber: string;
+            customerId: string;
+            propertyId: string | null;
+            /**
+             * @description draft | sent | viewed | approved | declined | expired | converted
+             * @enum {string}
+             */
+            status: "draft" | "sent" | "viewed" | "approved" | "declined" | "expired" | "converted";
+            lineItems: {
+                id: string;
+                serviceId: string | null;
+                description: string;
+                quantity: number;
+                unitPrice: number;
+                taxable: boolean;
+                /** @description round(quantity × unitPrice), half away from zero */
+                amount: number;
+            }[];
+            subtotal: number;
+            /** @description Percent applied (0 for a tax-exempt customer) */
+            taxRate: number;
+            tax: number;
+            total: number;
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            estimateDate: string;
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            expirationDate: string;
+            notes: string | null;
+            invoiceId: string | null;
+            sentAt: string | null;
+            viewedAt: string | null;
+            approvedAt: string | null;
+            declinedAt: string | null;
+            lastEmail: {
+                /**
+                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                 * @enum {string}
+                 */
+                status: "pending" | "sent" | "failed";
+                to: string[];
+                sentAt: string | null;
+                error: string | null;
+            } | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
+        /** Contract */
+        Contract: {
+            /** @description con_… */
+            id: string;
+            title: string;
+            customerId: string;
+            propertyId: string | null;
+            templateId: string | null;
+            amendsContractId: string | null;
+            /**
+             * @description draft | sent | signed | active | expired | canceled
+             * @enum {unknown}
+             */
+            status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
+            startDate: string | null;
+            endDate: string | null;
+            /** @description Σ of the services’ line amounts */
+            totalValue: number;
+            services: {
+                description: string;
+                unitPrice: number;
+                quantity: number;
+                /** @description round(quantity × unitPrice) to the cent, half away from zero */
+                amount: number;
+            }[];
+            terms: string | null;
+            sentAt: string | null;
+            signedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
+        /** Payment */
+        Payment: {
+            /** @description pay_… */
+            id: string;
+            /** @description What was received */
+            amount: number;
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            paymentDate: string;
+            /**
+             * @description cash | check | card | ach | other
+             * @enum {string}
+             */
+            method: "cash" | "check" | "card" | "ach" | "other";
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            invoiceId: string;
+            invoiceNumber: string;
+            /** @description The invoice’s customer */
+            customerId: string;
+            reference: string | null;
+            /**
+             * @description succeeded, then partially_refunded or refunded as refunds add up
+             * @enum {string}
+             */
+            status: "succeeded" | "partially_refunded" | "refunded";
+            /** @description Sum of the refunds */
+            refundedAmount: number;
+            /** @description Money received that the invoice could not take (more than its balance, or a void invoice), not yet refunded; refunds take it first */
+            unappliedAmount: number;
+            /**
+             * @description API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded
+             * @enum {string}
+             */
+            origin: "API" | "STRIPE";
+            processorPaymentId: string | null;
+        };
+        /** PaymentDetail */
+        PaymentDetail: {
+            /** @description pay_… */
+            id: string;
+            /** @description What was received */
+            amount: number;
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            paymentDate: string;
+            /**
+             * @description cash | check | card | ach | other
+             * @enum {string}
+             */
+            method: "cash" | "check" | "card" | "ach" | "other";
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            invoiceId: string;
+            invoiceNumber: string;
+            /** @description The invoice’s customer */
+            customerId: string;
+            reference: string | null;
+            /**
+             * @description succeeded, then partially_refunded or refunded as refunds add up
+             * @enum {string}
+             */
+            status: "succeeded" | "partially_refunded" | "refunded";
+            /** @description Sum of the refunds */
+            refundedAmount: number;
+            /** @description Money received that the invoice could not take (more than its balance, or a void invoice), not yet refunded; refunds take it first */
+            unappliedAmount: number;
+            /**
+             * @description API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded
+             * @enum {string}
+             */
+            origin: "API" | "STRIPE";
+            processorPaymentId: string | null;
+            /** @description Oldest first */
+            refunds: {
+                /** @description rfd_… */
+                id: string;
+                paymentId: string;
+                /** @description Positive: the money given back by this refund */
+                amount: number;
+                reason: string | null;
+                /**
+                 * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
+                 * @enum {string}
+                 */
+                origin: "API" | "STRIPE_DASHBOARD";
+                processorRefundId: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 date-time, UTC
+                 */
+                createdAt: string;
+            }[];
+        };
+        /** Refund */
+        Refund: {
+            /** @description rfd_… */
+            id: string;
+            paymentId: string;
+            /** @description Positive: the money given back by this refund */
+            amount: number;
+            reason: string | null;
+            /**
+             * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
+             * @enum {string}
+             */
+            origin: "API" | "STRIPE_DASHBOARD";
+            processorRefundId: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+        };
+        /** PurchaseOrder */
+        PurchaseOrder: {
+            /** @description po_… */
+            id: string;
+            /** @description PO-000001 upwards, per organization, no gaps */
+            poNumber: string;
+            vendorId: string;
+            jobId: string | null;
+            /**
+             * @description draft | sent | received | cancelled
+             * @enum {string}
+             */
+            status: "draft" | "sent" | "received" | "cancelled";
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            orderDate: string;
+            expectedDate: string | null;
+            lineItems: {
+                id: string;
+                description: string;
+                quantity: number;
+                unitCost: number;
+                /** @description round(quantity × unitCost), half away from zero */
+                amount: number;
+                equipmentId: string | null;
+            }[];
+            total: number;
+            notes: string | null;
+            billId: string | null;
+            sentAt: string | null;
+            receivedAt: string | null;
+            cancelledAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
+        /** Bill */
+        Bill: {
+            /** @description bil_… */
+            id: string;
+            /** @description BILL-000001 upwards, per organization, no gaps */
+            billNumber: string;
+            vendorId: string;
+            purchaseOrderId: string | null;
+            vendorReference: string | null;
+            /**
+             * @description draft | awaiting_approval | open | partially_paid | paid | void
+             * @enum {string}
+             */
+            status: "draft" | "awaiting_approval" | "open" | "partially_paid" | "paid" | "void";
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            billDate: string;
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            dueDate: string;
+            lineItems: {
+                id: string;
+                description: string;
+                amount: number;
+                accountCode: string;
+            }[];
+            total: number;
+            /** @description Allocated by bill payments that have not failed */
+            amountPaid: number;
+            /** @description total − amountPaid; 0 once void */
+            balance: number;
+            notes: string | null;
+            postedAt: string | null;
+            approvedAt: string | null;
+            approvedBy: string | null;
+            voidedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
+        /** BillPayment */
+        BillPayment: {
+            /** @description bpy_… */
+            id: string;
+            vendorId: string;
+            /**
+             * @description check | ach | card | cash | other
+             * @enum {string}
+             */
+            method: "check" | "ach" | "card" | "cash" | "other";
+            /**
+             * Format: date
+             * @description Date, YYYY-MM-DD
+             * @example 2026-05-01
+             */
+            paymentDate: string;
+            reference: string | null;
+            /**
+             * @description scheduled | pending | settled | failed
+             * @enum {string}
+             */
+            status: "scheduled" | "pending" | "settled" | "failed";
+            /** @description Sum of the allocations */
+            amount: number;
+            allocations: {
+                billId: string;
+                billNumber: string;
+                amount: number;
+            }[];
+            failureReason: string | null;
+            settledAt: string | null;
+            failedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
+        /** TimeEntry */
+        TimeEntry: {
+            /** @description tme_… */
+            id: string;
+            /** @description mem_… */
+            memberId: string;
+            userId: string;
+            jobId: string | null;
+            /** @description work: time on a job; drive: travel (a mileage log, no webhook) */
+            type: "work" | "drive";
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            startedAt: string;
+            endedAt: string | null;
+            durationMinutes: number | null;
+            mileage: number | null;
+            startLocation: {
+                /** @description Latitude, −90..90 */
+                lat: number;
+                /** @description Longitude, −180..180 */
+                lng: number;
+            } | null;
+            endLocation: {
+                /** @description Latitude, −90..90 */
+                lat: number;
+                /** @description Longitude, −180..180 */
+                lng: number;
+            } | null;
+            /** @description Corrections, oldest first */
+            edits: {
+                /** @description When the correction was made */
+                at: string;
+                /** @description User or API key id of who made it */
+                actorId: string;
+                /** @description Each changed field with its old and new value */
+                changes: {
+                    [key: string]: {
+                        from: unknown;
+                        to: unknown;
+                    };
+                };
+            }[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
         /** CustomerCreatedEvent */
         CustomerCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "customer.created";
-            /** @description The customer concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `customer.created` */
             data?: {
-                customerId?: string;
-                /** @description The customer as the API returns it */
-                customer?: Record<string, never>;
+                /** @description cus_… */
+                customerId: string;
+                /** @description The customer after the change */
+                customer: components["schemas"]["Customer"];
             } & {
                 [key: string]: unknown;
             };
@@ -3641,11 +4933,12 @@ export interface components {
         CustomerUpdatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "customer.updated";
-            /** @description The customer concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `customer.updated` */
             data?: {
-                customerId?: string;
-                /** @description The customer as the API returns it */
-                customer?: Record<string, never>;
+                /** @description cus_… */
+                customerId: string;
+                /** @description The customer after the change */
+                customer: components["schemas"]["Customer"];
             } & {
                 [key: string]: unknown;
             };
@@ -3654,11 +4947,10 @@ export interface components {
         CustomerDeletedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "customer.deleted";
-            /** @description The customer concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `customer.deleted` */
             data?: {
-                customerId?: string;
-                /** @description The customer as the API returns it */
-                customer?: Record<string, never>;
+                /** @description cus_… of the deleted customer */
+                customerId: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3667,11 +4959,16 @@ export interface components {
         JobCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "job.created";
-            /** @description The job concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `job.created` */
             data?: {
-                jobId?: string;
-                /** @description The job as the API returns it */
-                job?: Record<string, never>;
+                /** @description job_… */
+                jobId: string;
+                /** @description The job after the change */
+                job: components["schemas"]["Job"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3680,11 +4977,16 @@ export interface components {
         JobCompletedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "job.completed";
-            /** @description The job concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `job.completed` */
             data?: {
-                jobId?: string;
-                /** @description The job as the API returns it */
-                job?: Record<string, never>;
+                /** @description job_… */
+                jobId: string;
+                /** @description The job after the change */
+                job: components["schemas"]["Job"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3693,11 +4995,16 @@ export interface components {
         JobCancelledEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "job.cancelled";
-            /** @description The job concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `job.cancelled` */
             data?: {
-                jobId?: string;
-                /** @description The job as the API returns it */
-                job?: Record<string, never>;
+                /** @description job_… */
+                jobId: string;
+                /** @description The job after the change */
+                job: components["schemas"]["Job"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3706,11 +5013,16 @@ export interface components {
         JobStatusChangedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "job.status_changed";
-            /** @description The job concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `job.status_changed` */
             data?: {
-                jobId?: string;
-                /** @description The job as the API returns it */
-                job?: Record<string, never>;
+                /** @description job_… */
+                jobId: string;
+                /** @description The job after the change */
+                job: components["schemas"]["Job"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3719,11 +5031,20 @@ export interface components {
         InvoiceCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "invoice.created";
-            /** @description The invoice concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `invoice.created` */
             data?: {
-                invoiceId?: string;
-                /** @description The invoice as the API returns it */
-                invoice?: Record<string, never>;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3732,11 +5053,20 @@ export interface components {
         InvoiceSentEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "invoice.sent";
-            /** @description The invoice concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `invoice.sent` */
             data?: {
-                invoiceId?: string;
-                /** @description The invoice as the API returns it */
-                invoice?: Record<string, never>;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3745,11 +5075,20 @@ export interface components {
         InvoicePaidEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "invoice.paid";
-            /** @description The invoice concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `invoice.paid` */
             data?: {
-                invoiceId?: string;
-                /** @description The invoice as the API returns it */
-                invoice?: Record<string, never>;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3758,11 +5097,20 @@ export interface components {
         InvoiceOverdueEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "invoice.overdue";
-            /** @description The invoice concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `invoice.overdue` */
             data?: {
-                invoiceId?: string;
-                /** @description The invoice as the API returns it */
-                invoice?: Record<string, never>;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3771,11 +5119,20 @@ export interface components {
         InvoiceVoidedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "invoice.voided";
-            /** @description The invoice concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `invoice.voided` */
             data?: {
-                invoiceId?: string;
-                /** @description The invoice as the API returns it */
-                invoice?: Record<string, never>;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3784,11 +5141,20 @@ export interface components {
         InvoiceWrittenOffEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "invoice.written_off";
-            /** @description The invoice concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `invoice.written_off` */
             data?: {
-                invoiceId?: string;
-                /** @description The invoice as the API returns it */
-                invoice?: Record<string, never>;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3797,11 +5163,20 @@ export interface components {
         InvoiceStatusChangedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "invoice.status_changed";
-            /** @description The invoice concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `invoice.status_changed` */
             data?: {
-                invoiceId?: string;
-                /** @description The invoice as the API returns it */
-                invoice?: Record<string, never>;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3810,11 +5185,18 @@ export interface components {
         EstimateCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "estimate.created";
-            /** @description The estimate concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `estimate.created` */
             data?: {
-                estimateId?: string;
-                /** @description The estimate as the API returns it */
-                estimate?: Record<string, never>;
+                /** @description est_… */
+                estimateId: string;
+                /** @description The estimate number */
+                estimateNumber?: string;
+                /** @description The estimate after the change */
+                estimate: components["schemas"]["Estimate"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3823,11 +5205,18 @@ export interface components {
         EstimateSentEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "estimate.sent";
-            /** @description The estimate concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `estimate.sent` */
             data?: {
-                estimateId?: string;
-                /** @description The estimate as the API returns it */
-                estimate?: Record<string, never>;
+                /** @description est_… */
+                estimateId: string;
+                /** @description The estimate number */
+                estimateNumber?: string;
+                /** @description The estimate after the change */
+                estimate: components["schemas"]["Estimate"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3836,11 +5225,18 @@ export interface components {
         EstimateAcceptedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "estimate.accepted";
-            /** @description The estimate concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `estimate.accepted` */
             data?: {
-                estimateId?: string;
-                /** @description The estimate as the API returns it */
-                estimate?: Record<string, never>;
+                /** @description est_… */
+                estimateId: string;
+                /** @description The estimate number */
+                estimateNumber?: string;
+                /** @description The estimate after the change */
+                estimate: components["schemas"]["Estimate"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3849,11 +5245,18 @@ export interface components {
         EstimateDeclinedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "estimate.declined";
-            /** @description The estimate concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `estimate.declined` */
             data?: {
-                estimateId?: string;
-                /** @description The estimate as the API returns it */
-                estimate?: Record<string, never>;
+                /** @description est_… */
+                estimateId: string;
+                /** @description The estimate number */
+                estimateNumber?: string;
+                /** @description The estimate after the change */
+                estimate: components["schemas"]["Estimate"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3862,11 +5265,18 @@ export interface components {
         EstimateConvertedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "estimate.converted";
-            /** @description The estimate concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `estimate.converted` */
             data?: {
-                estimateId?: string;
-                /** @description The estimate as the API returns it */
-                estimate?: Record<string, never>;
+                /** @description est_… */
+                estimateId: string;
+                /** @description The estimate number */
+                estimateNumber?: string;
+                /** @description The estimate after the change */
+                estimate: components["schemas"]["Estimate"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3875,11 +5285,18 @@ export interface components {
         EstimateStatusChangedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "estimate.status_changed";
-            /** @description The estimate concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `estimate.status_changed` */
             data?: {
-                estimateId?: string;
-                /** @description The estimate as the API returns it */
-                estimate?: Record<string, never>;
+                /** @description est_… */
+                estimateId: string;
+                /** @description The estimate number */
+                estimateNumber?: string;
+                /** @description The estimate after the change */
+                estimate: components["schemas"]["Estimate"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3888,11 +5305,16 @@ export interface components {
         ContractSentEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "contract.sent";
-            /** @description The contract concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `contract.sent` */
             data?: {
-                contractId?: string;
-                /** @description The contract as the API returns it */
-                contract?: Record<string, never>;
+                /** @description con_… */
+                contractId: string;
+                /** @description The contract after the change */
+                contract: components["schemas"]["Contract"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3901,11 +5323,16 @@ export interface components {
         ContractSignedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "contract.signed";
-            /** @description The contract concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `contract.signed` */
             data?: {
-                contractId?: string;
-                /** @description The contract as the API returns it */
-                contract?: Record<string, never>;
+                /** @description con_… */
+                contractId: string;
+                /** @description The contract after the change */
+                contract: components["schemas"]["Contract"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -3914,11 +5341,27 @@ export interface components {
         PaymentReceivedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "payment.received";
-            /** @description The payment concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `payment.received` */
             data?: {
-                paymentId?: string;
-                /** @description The payment as the API returns it */
-                payment?: Record<string, never>;
+                /** @description pay_… */
+                paymentId: string;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The invoice number */
+                invoiceNumber?: string;
+                /** @description Balance still due (decimal string) */
+                amountDue?: string;
+                /** @description The invoice as GET /api/invoices/{id} returns it */
+                invoice: components["schemas"]["InvoiceDetail"];
+                /** @description Status before the change, upper case (on status changes) */
+                oldStatus?: string;
+                /** @description Status after the change, upper case (on status changes) */
+                newStatus?: string;
+                /** @description Amount received (decimal string) */
+                amount?: string;
+                /** @description Where the payment came from (manual, stripe, portal, …) */
+                origin?: string;
+                payment: components["schemas"]["Payment"];
             } & {
                 [key: string]: unknown;
             };
@@ -3927,11 +5370,23 @@ export interface components {
         PaymentRefundedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "payment.refunded";
-            /** @description The payment concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `payment.refunded` */
             data?: {
-                paymentId?: string;
-                /** @description The payment as the API returns it */
-                payment?: Record<string, never>;
+                /** @description pay_… */
+                paymentId: string;
+                /** @description inv_… */
+                invoiceId: string;
+                /** @description The refund id */
+                refundId: string;
+                /** @description Amount refunded by this refund (decimal string) */
+                refundedAmount?: string;
+                /** @description Where the refund came from (api, stripe, …) */
+                origin?: string;
+                /** @description Reason given, if any */
+                reason?: string | null;
+                /** @description The payment after the refund, with its refunds */
+                payment: components["schemas"]["PaymentDetail"];
+                refund: components["schemas"]["Refund"];
             } & {
                 [key: string]: unknown;
             };
@@ -3940,11 +5395,18 @@ export interface components {
         PurchaseOrderCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "purchase-order.created";
-            /** @description The purchase order concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `purchase-order.created` */
             data?: {
-                purchaseOrderId?: string;
-                /** @description The purchase order as the API returns it */
-                purchaseOrder?: Record<string, never>;
+                /** @description The purchase order id */
+                purchaseOrderId: string;
+                /** @description The purchase order number */
+                poNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Order total (decimal string) */
+                total?: string;
+                /** @description The purchase order after the change */
+                purchaseOrder: components["schemas"]["PurchaseOrder"];
             } & {
                 [key: string]: unknown;
             };
@@ -3953,11 +5415,18 @@ export interface components {
         PurchaseOrderSentEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "purchase-order.sent";
-            /** @description The purchase order concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `purchase-order.sent` */
             data?: {
-                purchaseOrderId?: string;
-                /** @description The purchase order as the API returns it */
-                purchaseOrder?: Record<string, never>;
+                /** @description The purchase order id */
+                purchaseOrderId: string;
+                /** @description The purchase order number */
+                poNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Order total (decimal string) */
+                total?: string;
+                /** @description The purchase order after the change */
+                purchaseOrder: components["schemas"]["PurchaseOrder"];
             } & {
                 [key: string]: unknown;
             };
@@ -3966,11 +5435,18 @@ export interface components {
         PurchaseOrderReceivedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "purchase-order.received";
-            /** @description The purchase order concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `purchase-order.received` */
             data?: {
-                purchaseOrderId?: string;
-                /** @description The purchase order as the API returns it */
-                purchaseOrder?: Record<string, never>;
+                /** @description The purchase order id */
+                purchaseOrderId: string;
+                /** @description The purchase order number */
+                poNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Order total (decimal string) */
+                total?: string;
+                /** @description The purchase order after the change */
+                purchaseOrder: components["schemas"]["PurchaseOrder"];
             } & {
                 [key: string]: unknown;
             };
@@ -3979,11 +5455,18 @@ export interface components {
         PurchaseOrderCancelledEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "purchase-order.cancelled";
-            /** @description The purchase order concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `purchase-order.cancelled` */
             data?: {
-                purchaseOrderId?: string;
-                /** @description The purchase order as the API returns it */
-                purchaseOrder?: Record<string, never>;
+                /** @description The purchase order id */
+                purchaseOrderId: string;
+                /** @description The purchase order number */
+                poNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Order total (decimal string) */
+                total?: string;
+                /** @description The purchase order after the change */
+                purchaseOrder: components["schemas"]["PurchaseOrder"];
             } & {
                 [key: string]: unknown;
             };
@@ -3992,11 +5475,24 @@ export interface components {
         TimeEntryCompletedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "time_entry.completed";
-            /** @description The time entry concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `time_entry.completed` */
             data?: {
-                timeEntryId?: string;
-                /** @description The time entry as the API returns it */
-                timeEntry?: Record<string, never>;
+                /** @description tme_… */
+                timeEntryId: string;
+                /** @description mem_… */
+                memberId: string;
+                /** @description The user who worked */
+                userId?: string;
+                /** @description The job worked on, if any */
+                jobId?: string | null;
+                /** Format: date-time */
+                startedAt?: string;
+                /** Format: date-time */
+                endedAt?: string;
+                /** @description Whole minutes */
+                durationMinutes: number;
+                /** @description The completed work entry */
+                timeEntry?: components["schemas"]["TimeEntry"];
             } & {
                 [key: string]: unknown;
             };
@@ -4005,11 +5501,20 @@ export interface components {
         BillCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "bill.created";
-            /** @description The bill concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `bill.created` */
             data?: {
-                billId?: string;
-                /** @description The bill as the API returns it */
-                bill?: Record<string, never>;
+                /** @description The bill id */
+                billId: string;
+                /** @description The bill number */
+                billNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Bill total (decimal string) */
+                total?: string;
+                /** @description Balance still to pay (decimal string) */
+                balance?: string;
+                /** @description The bill after the change */
+                bill: components["schemas"]["Bill"];
             } & {
                 [key: string]: unknown;
             };
@@ -4018,11 +5523,20 @@ export interface components {
         BillApprovedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "bill.approved";
-            /** @description The bill concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `bill.approved` */
             data?: {
-                billId?: string;
-                /** @description The bill as the API returns it */
-                bill?: Record<string, never>;
+                /** @description The bill id */
+                billId: string;
+                /** @description The bill number */
+                billNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Bill total (decimal string) */
+                total?: string;
+                /** @description Balance still to pay (decimal string) */
+                balance?: string;
+                /** @description The bill after the change */
+                bill: components["schemas"]["Bill"];
             } & {
                 [key: string]: unknown;
             };
@@ -4031,11 +5545,20 @@ export interface components {
         BillPaidEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "bill.paid";
-            /** @description The bill concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `bill.paid` */
             data?: {
-                billId?: string;
-                /** @description The bill as the API returns it */
-                bill?: Record<string, never>;
+                /** @description The bill id */
+                billId: string;
+                /** @description The bill number */
+                billNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Bill total (decimal string) */
+                total?: string;
+                /** @description Balance still to pay (decimal string) */
+                balance?: string;
+                /** @description The bill after the change */
+                bill: components["schemas"]["Bill"];
             } & {
                 [key: string]: unknown;
             };
@@ -4044,11 +5567,20 @@ export interface components {
         BillVoidedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "bill.voided";
-            /** @description The bill concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `bill.voided` */
             data?: {
-                billId?: string;
-                /** @description The bill as the API returns it */
-                bill?: Record<string, never>;
+                /** @description The bill id */
+                billId: string;
+                /** @description The bill number */
+                billNumber?: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Bill total (decimal string) */
+                total?: string;
+                /** @description Balance still to pay (decimal string) */
+                balance?: string;
+                /** @description The bill after the change */
+                bill: components["schemas"]["Bill"];
             } & {
                 [key: string]: unknown;
             };
@@ -4057,11 +5589,18 @@ export interface components {
         BillPaymentCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "bill_payment.created";
-            /** @description The bill payment concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `bill_payment.created` */
             data?: {
-                billPaymentId?: string;
-                /** @description The bill payment as the API returns it */
-                billPayment?: Record<string, never>;
+                /** @description The bill payment id */
+                billPaymentId: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Amount paid (decimal string) */
+                amount?: string;
+                /** @description Bills this payment is allocated to */
+                billIds?: string[];
+                /** @description The bill payment after the change */
+                billPayment: components["schemas"]["BillPayment"];
             } & {
                 [key: string]: unknown;
             };
@@ -4070,11 +5609,18 @@ export interface components {
         BillPaymentSettledEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "bill_payment.settled";
-            /** @description The bill payment concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `bill_payment.settled` */
             data?: {
-                billPaymentId?: string;
-                /** @description The bill payment as the API returns it */
-                billPayment?: Record<string, never>;
+                /** @description The bill payment id */
+                billPaymentId: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Amount paid (decimal string) */
+                amount?: string;
+                /** @description Bills this payment is allocated to */
+                billIds?: string[];
+                /** @description The bill payment after the change */
+                billPayment: components["schemas"]["BillPayment"];
             } & {
                 [key: string]: unknown;
             };
@@ -4083,11 +5629,18 @@ export interface components {
         BillPaymentFailedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
             event?: "bill_payment.failed";
-            /** @description The bill payment concerned; a status change also carries oldStatus and newStatus. */
+            /** @description The data of `bill_payment.failed` */
             data?: {
-                billPaymentId?: string;
-                /** @description The bill payment as the API returns it */
-                billPayment?: Record<string, never>;
+                /** @description The bill payment id */
+                billPaymentId: string;
+                /** @description The vendor id */
+                vendorId?: string;
+                /** @description Amount paid (decimal string) */
+                amount?: string;
+                /** @description Bills this payment is allocated to */
+                billIds?: string[];
+                /** @description The bill payment after the change */
+                billPayment: components["schemas"]["BillPayment"];
             } & {
                 [key: string]: unknown;
             };
@@ -4154,6 +5707,18 @@ export interface components {
                 "application/json": components["schemas"]["Error409"];
             };
         };
+        /** @description The resource existed but is gone for good (e.g. an expired export) */
+        Gone: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error410"];
+            };
+        };
         /** @description The body is larger than 1 MiB */
         PayloadTooLarge: {
             headers: {
@@ -4213,18 +5778,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error500"];
-            };
-        };
-        /** @description A dependency (e.g. the mail server) is unavailable; nothing changed */
-        ServiceUnavailable: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error503"];
             };
         };
     };
@@ -5166,6 +6719,84 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    payPortal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Greater than 0, at most the balance; default: the whole balance */
+                    amount?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description pint_… */
+                            id: string;
+                            invoiceId: string;
+                            /** @description What the customer is asked to pay */
+                            amount: number;
+                            /** @description ISO 4217, the organization's currency */
+                            currency: string;
+                            /**
+                             * @description requires_payment_method (waiting for the customer, or the last attempt failed), processing, succeeded (the payment is recorded), canceled
+                             * @enum {string}
+                             */
+                            status: "requires_payment_method" | "processing" | "succeeded" | "canceled";
+                            /** @description Stripe PaymentIntent id (pi_…) */
+                            processorIntentId: string;
+                            clientSecret: string | null;
+                            /**
+                             * @description API: created by the office; PORTAL: by the customer from the invoice link
+                             * @enum {string}
+                             */
+                            source: "API" | "PORTAL";
+                            paymentId: string | null;
+                            lastError: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     actOnPortalDocument: {
         parameters: {
             query?: never;
@@ -5254,6 +6885,8 @@ export interface operations {
                             companyAddress: string | null;
                             /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
                             stripeWebhookConfigured: boolean;
+                            /** @description Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown) */
+                            stripeSecretKeyConfigured: boolean;
                             /**
                              * @description Read-only
                              * @enum {unknown}
@@ -5294,6 +6927,7 @@ export interface operations {
                     companyPhone?: string | null;
                     companyAddress?: string | null;
                     stripeWebhookSecret?: string | null;
+                    stripeSecretKey?: string | null;
                 };
             };
         };
@@ -5324,6 +6958,8 @@ export interface operations {
                             companyAddress: string | null;
                             /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
                             stripeWebhookConfigured: boolean;
+                            /** @description Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown) */
+                            stripeSecretKeyConfigured: boolean;
                             /**
                              * @description Read-only
                              * @enum {unknown}
@@ -5443,6 +7079,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "firstName": "Dana",
+                 *       "lastName": "Whitfield",
+                 *       "email": "dana.whitfield@example.com",
+                 *       "phone": "+1 555 0142",
+                 *       "billingAddress": "18 Maple Court",
+                 *       "billingCity": "Springfield",
+                 *       "billingState": "IL",
+                 *       "billingZip": "62704",
+                 *       "tags": [
+                 *         "weekly-mow"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description The canonical name slot: the first name of an individual, or the whole name of a business, HOA or property manager */
                     firstName: string;
@@ -5481,6 +7132,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Dana Whitfield",
+                         *       "firstName": "Dana",
+                         *       "lastName": "Whitfield",
+                         *       "company": null,
+                         *       "customerType": "INDIVIDUAL",
+                         *       "email": "dana.whitfield@example.com",
+                         *       "additionalEmails": [],
+                         *       "phone": "+1 555 0142",
+                         *       "secondaryPhone": null,
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "billingAddress": "18 Maple Court",
+                         *       "billingCity": "Springfield",
+                         *       "billingState": "IL",
+                         *       "billingZip": "62704",
+                         *       "notes": null,
+                         *       "tags": [
+                         *         "weekly-mow"
+                         *       ],
+                         *       "taxExempt": false,
+                         *       "status": "active",
+                         *       "createdAt": "2026-04-02T14:05:09.000Z",
+                         *       "updatedAt": "2026-04-02T14:05:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description cus_… */
                             id: string;
@@ -5558,6 +7236,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Dana Whitfield",
+                         *       "firstName": "Dana",
+                         *       "lastName": "Whitfield",
+                         *       "company": null,
+                         *       "customerType": "INDIVIDUAL",
+                         *       "email": "dana.whitfield@example.com",
+                         *       "additionalEmails": [],
+                         *       "phone": "+1 555 0142",
+                         *       "secondaryPhone": null,
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "billingAddress": "18 Maple Court",
+                         *       "billingCity": "Springfield",
+                         *       "billingState": "IL",
+                         *       "billingZip": "62704",
+                         *       "notes": null,
+                         *       "tags": [
+                         *         "weekly-mow"
+                         *       ],
+                         *       "taxExempt": false,
+                         *       "status": "active",
+                         *       "createdAt": "2026-04-02T14:05:09.000Z",
+                         *       "updatedAt": "2026-04-02T14:05:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description cus_… */
                             id: string;
@@ -5690,6 +7395,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Dana Whitfield",
+                         *       "firstName": "Dana",
+                         *       "lastName": "Whitfield",
+                         *       "company": null,
+                         *       "customerType": "INDIVIDUAL",
+                         *       "email": "dana.whitfield@example.com",
+                         *       "additionalEmails": [],
+                         *       "phone": "+1 555 0142",
+                         *       "secondaryPhone": null,
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "billingAddress": "18 Maple Court",
+                         *       "billingCity": "Springfield",
+                         *       "billingState": "IL",
+                         *       "billingZip": "62704",
+                         *       "notes": null,
+                         *       "tags": [
+                         *         "weekly-mow"
+                         *       ],
+                         *       "taxExempt": false,
+                         *       "status": "active",
+                         *       "createdAt": "2026-04-02T14:05:09.000Z",
+                         *       "updatedAt": "2026-04-02T14:05:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description cus_… */
                             id: string;
@@ -5774,6 +7506,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Dana Whitfield",
+                         *       "firstName": "Dana",
+                         *       "lastName": "Whitfield",
+                         *       "company": null,
+                         *       "customerType": "INDIVIDUAL",
+                         *       "email": "dana.whitfield@example.com",
+                         *       "additionalEmails": [],
+                         *       "phone": "+1 555 0142",
+                         *       "secondaryPhone": null,
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "billingAddress": "18 Maple Court",
+                         *       "billingCity": "Springfield",
+                         *       "billingState": "IL",
+                         *       "billingZip": "62704",
+                         *       "notes": null,
+                         *       "tags": [
+                         *         "weekly-mow"
+                         *       ],
+                         *       "taxExempt": false,
+                         *       "status": "active",
+                         *       "createdAt": "2026-04-02T14:05:09.000Z",
+                         *       "updatedAt": "2026-04-02T14:05:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description cus_… */
                             id: string;
@@ -5859,6 +7618,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Dana Whitfield",
+                         *       "firstName": "Dana",
+                         *       "lastName": "Whitfield",
+                         *       "company": null,
+                         *       "customerType": "INDIVIDUAL",
+                         *       "email": "dana.whitfield@example.com",
+                         *       "additionalEmails": [],
+                         *       "phone": "+1 555 0142",
+                         *       "secondaryPhone": null,
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "billingAddress": "18 Maple Court",
+                         *       "billingCity": "Springfield",
+                         *       "billingState": "IL",
+                         *       "billingZip": "62704",
+                         *       "notes": null,
+                         *       "tags": [
+                         *         "weekly-mow"
+                         *       ],
+                         *       "taxExempt": false,
+                         *       "status": "active",
+                         *       "createdAt": "2026-04-02T14:05:09.000Z",
+                         *       "updatedAt": "2026-04-02T14:05:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description cus_… */
                             id: string;
@@ -5944,6 +7730,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Dana Whitfield",
+                         *       "firstName": "Dana",
+                         *       "lastName": "Whitfield",
+                         *       "company": null,
+                         *       "customerType": "INDIVIDUAL",
+                         *       "email": "dana.whitfield@example.com",
+                         *       "additionalEmails": [],
+                         *       "phone": "+1 555 0142",
+                         *       "secondaryPhone": null,
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "billingAddress": "18 Maple Court",
+                         *       "billingCity": "Springfield",
+                         *       "billingState": "IL",
+                         *       "billingZip": "62704",
+                         *       "notes": null,
+                         *       "tags": [
+                         *         "weekly-mow"
+                         *       ],
+                         *       "taxExempt": false,
+                         *       "status": "active",
+                         *       "createdAt": "2026-04-02T14:05:09.000Z",
+                         *       "updatedAt": "2026-04-02T14:05:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description cus_… */
                             id: string;
@@ -6112,6 +7925,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                 *       "name": "Front yard",
+                 *       "street": "18 Maple Court",
+                 *       "city": "Springfield",
+                 *       "state": "IL",
+                 *       "zip": "62704",
+                 *       "accessNotes": "Side gate; friendly dog",
+                 *       "gateCode": "4512",
+                 *       "lotSize": 8200
+                 *     }
+                 */
                 "application/json": {
                     /** @description A live customer (cus_…) */
                     customerId: string;
@@ -6736,6 +8562,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -6769,6 +8605,27 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                 *       "lineItems": [
+                 *         {
+                 *           "description": "Weekly mowing",
+                 *           "quantity": 4,
+                 *           "unitPrice": 45,
+                 *           "taxable": true
+                 *         },
+                 *         {
+                 *           "description": "Hedge trimming",
+                 *           "quantity": 1.5,
+                 *           "unitPrice": 60
+                 *         }
+                 *       ],
+                 *       "invoiceDate": "2026-04-30",
+                 *       "dueDate": "2026-05-30",
+                 *       "notes": "April service"
+                 *     }
+                 */
                 "application/json": {
                     customerId: string;
                     /** @description A property of the customer */
@@ -6861,6 +8718,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -6977,6 +8844,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7124,6 +9001,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7304,6 +9191,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7396,6 +9293,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 150,
+                 *       "paymentDate": "2026-05-03",
+                 *       "method": "check",
+                 *       "reference": "Cheque 1042"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Greater than 0 and at most the balance; at most two decimals */
                     amount: number;
@@ -7474,6 +9379,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7598,6 +9513,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7647,7 +9572,6 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     voidInvoice: {
@@ -7726,6 +9650,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7850,6 +9784,16 @@ export interface operations {
                             dueDate: string;
                             notes: string | null;
                             sentAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8248,6 +10192,16 @@ export interface operations {
                                 dueDate: string;
                                 notes: string | null;
                                 sentAt: string | null;
+                                lastEmail: {
+                                    /**
+                                     * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sent" | "failed";
+                                    to: string[];
+                                    sentAt: string | null;
+                                    error: string | null;
+                                } | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 date-time, UTC
@@ -8293,6 +10247,658 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPaymentsIntents: {
+        parameters: {
+            query?: {
+                invoiceId?: string;
+                /** @description requires_payment_method | processing | succeeded | canceled */
+                status?: "requires_payment_method" | "processing" | "succeeded" | "canceled";
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description pint_… */
+                            id: string;
+                            invoiceId: string;
+                            /** @description What the customer is asked to pay */
+                            amount: number;
+                            /** @description ISO 4217, the organization's currency */
+                            currency: string;
+                            /**
+                             * @description requires_payment_method (waiting for the customer, or the last attempt failed), processing, succeeded (the payment is recorded), canceled
+                             * @enum {string}
+                             */
+                            status: "requires_payment_method" | "processing" | "succeeded" | "canceled";
+                            /** @description Stripe PaymentIntent id (pi_…) */
+                            processorIntentId: string;
+                            clientSecret: string | null;
+                            /**
+                             * @description API: created by the office; PORTAL: by the customer from the invoice link
+                             * @enum {string}
+                             */
+                            source: "API" | "PORTAL";
+                            paymentId: string | null;
+                            lastError: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPaymentsIntent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A sent, partially paid or overdue invoice */
+                    invoiceId: string;
+                    /** @description Greater than 0, at most the balance; default: the whole balance */
+                    amount?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description pint_… */
+                            id: string;
+                            invoiceId: string;
+                            /** @description What the customer is asked to pay */
+                            amount: number;
+                            /** @description ISO 4217, the organization's currency */
+                            currency: string;
+                            /**
+                             * @description requires_payment_method (waiting for the customer, or the last attempt failed), processing, succeeded (the payment is recorded), canceled
+                             * @enum {string}
+                             */
+                            status: "requires_payment_method" | "processing" | "succeeded" | "canceled";
+                            /** @description Stripe PaymentIntent id (pi_…) */
+                            processorIntentId: string;
+                            clientSecret: string | null;
+                            /**
+                             * @description API: created by the office; PORTAL: by the customer from the invoice link
+                             * @enum {string}
+                             */
+                            source: "API" | "PORTAL";
+                            paymentId: string | null;
+                            lastError: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPaymentsIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description pint_… */
+                            id: string;
+                            invoiceId: string;
+                            /** @description What the customer is asked to pay */
+                            amount: number;
+                            /** @description ISO 4217, the organization's currency */
+                            currency: string;
+                            /**
+                             * @description requires_payment_method (waiting for the customer, or the last attempt failed), processing, succeeded (the payment is recorded), canceled
+                             * @enum {string}
+                             */
+                            status: "requires_payment_method" | "processing" | "succeeded" | "canceled";
+                            /** @description Stripe PaymentIntent id (pi_…) */
+                            processorIntentId: string;
+                            clientSecret: string | null;
+                            /**
+                             * @description API: created by the office; PORTAL: by the customer from the invoice link
+                             * @enum {string}
+                             */
+                            source: "API" | "PORTAL";
+                            paymentId: string | null;
+                            lastError: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelPaymentsIntent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description pint_… */
+                            id: string;
+                            invoiceId: string;
+                            /** @description What the customer is asked to pay */
+                            amount: number;
+                            /** @description ISO 4217, the organization's currency */
+                            currency: string;
+                            /**
+                             * @description requires_payment_method (waiting for the customer, or the last attempt failed), processing, succeeded (the payment is recorded), canceled
+                             * @enum {string}
+                             */
+                            status: "requires_payment_method" | "processing" | "succeeded" | "canceled";
+                            /** @description Stripe PaymentIntent id (pi_…) */
+                            processorIntentId: string;
+                            clientSecret: string | null;
+                            /**
+                             * @description API: created by the office; PORTAL: by the customer from the invoice link
+                             * @enum {string}
+                             */
+                            source: "API" | "PORTAL";
+                            paymentId: string | null;
+                            lastError: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPaymentsDeposits: {
+        parameters: {
+            query?: {
+                /** @description MANUAL | STRIPE_PAYOUT */
+                origin?: "MANUAL" | "STRIPE_PAYOUT";
+                /** @description First depositDate included: YYYY-MM-DD, or a date-time (its date in the org timezone) */
+                from?: string;
+                /** @description Last depositDate included; same forms as from */
+                to?: string;
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description dep_… */
+                            id: string;
+                            /**
+                             * Format: date
+                             * @description The day the money reached the bank (a payout: its arrival date)
+                             * @example 2026-05-01
+                             */
+                            depositDate: string;
+                            reference: string | null;
+                            /** @description What the bank received */
+                            amount: number;
+                            /**
+                             * @description MANUAL: a cash/check run of the office; STRIPE_PAYOUT: a Stripe payout.paid
+                             * @enum {string}
+                             */
+                            origin: "MANUAL" | "STRIPE_PAYOUT";
+                            processorPayoutId: string | null;
+                            /** @description The payments the deposit holds */
+                            paymentIds: string[];
+                            /** @description What those payments brought in (less refunds made before deposit) */
+                            paymentsTotal: number;
+                            /** @description amount − paymentsTotal: Stripe fees on a payout, a miscounted run; 0 when they agree */
+                            difference: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPaymentsDeposit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date
+                     * @description Not after today (organization timezone)
+                     * @example 2026-05-01
+                     */
+                    depositDate: string;
+                    reference?: string;
+                    /** @description Cash and check payments (pay_…), each in no other deposit */
+                    paymentIds: string[];
+                    /** @description What the bank statement shows, when it differs from the payments' total; default: that total */
+                    amount?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description dep_… */
+                            id: string;
+                            /**
+                             * Format: date
+                             * @description The day the money reached the bank (a payout: its arrival date)
+                             * @example 2026-05-01
+                             */
+                            depositDate: string;
+                            reference: string | null;
+                            /** @description What the bank received */
+                            amount: number;
+                            /**
+                             * @description MANUAL: a cash/check run of the office; STRIPE_PAYOUT: a Stripe payout.paid
+                             * @enum {string}
+                             */
+                            origin: "MANUAL" | "STRIPE_PAYOUT";
+                            processorPayoutId: string | null;
+                            /** @description The payments the deposit holds */
+                            paymentIds: string[];
+                            /** @description What those payments brought in (less refunds made before deposit) */
+                            paymentsTotal: number;
+                            /** @description amount − paymentsTotal: Stripe fees on a payout, a miscounted run; 0 when they agree */
+                            difference: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPaymentsDeposit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description dep_… */
+                            id: string;
+                            /**
+                             * Format: date
+                             * @description The day the money reached the bank (a payout: its arrival date)
+                             * @example 2026-05-01
+                             */
+                            depositDate: string;
+                            reference: string | null;
+                            /** @description What the bank received */
+                            amount: number;
+                            /**
+                             * @description MANUAL: a cash/check run of the office; STRIPE_PAYOUT: a Stripe payout.paid
+                             * @enum {string}
+                             */
+                            origin: "MANUAL" | "STRIPE_PAYOUT";
+                            processorPayoutId: string | null;
+                            /** @description The payments the deposit holds */
+                            paymentIds: string[];
+                            /** @description What those payments brought in (less refunds made before deposit) */
+                            paymentsTotal: number;
+                            /** @description amount − paymentsTotal: Stripe fees on a payout, a miscounted run; 0 when they agree */
+                            difference: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPaymentsReconciliation: {
+        parameters: {
+            query?: {
+                /** @description First day included (paymentDate, depositDate): YYYY-MM-DD or a date-time */
+                from?: string;
+                /** @description Last day included; same forms as from */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            from: string | null;
+                            to: string | null;
+                            /** @description Cash and check payments and Stripe card payments no deposit holds, oldest first (at most 1000; undepositedCount counts them all) */
+                            undepositedPayments: {
+                                /** @description pay_… */
+                                id: string;
+                                invoiceId: string;
+                                invoiceNumber: string;
+                                customerId: string;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                paymentDate: string;
+                                /**
+                                 * @description cash | check | card | ach | other
+                                 * @enum {string}
+                                 */
+                                method: "cash" | "check" | "card" | "ach" | "other";
+                                /**
+                                 * @description API | STRIPE
+                                 * @enum {string}
+                                 */
+                                origin: "API" | "STRIPE";
+                                reference: string | null;
+                                processorPaymentId: string | null;
+                                /** @description What was received */
+                                amount: number;
+                                /** @description What still has to reach the bank: amount − refunded */
+                                undepositedAmount: number;
+                            }[];
+                            undepositedCount: number;
+                            undepositedTotal: number;
+                            /** @description Deposits of the period with their differences, oldest first */
+                            deposits: {
+                                /** @description dep_… */
+                                id: string;
+                                /**
+                                 * Format: date
+                                 * @description The day the money reached the bank (a payout: its arrival date)
+                                 * @example 2026-05-01
+                                 */
+                                depositDate: string;
+                                reference: string | null;
+                                /** @description What the bank received */
+                                amount: number;
+                                /**
+                                 * @description MANUAL: a cash/check run of the office; STRIPE_PAYOUT: a Stripe payout.paid
+                                 * @enum {string}
+                                 */
+                                origin: "MANUAL" | "STRIPE_PAYOUT";
+                                processorPayoutId: string | null;
+                                /** @description The payments the deposit holds */
+                                paymentIds: string[];
+                                /** @description What those payments brought in (less refunds made before deposit) */
+                                paymentsTotal: number;
+                                /** @description amount − paymentsTotal: Stripe fees on a payout, a miscounted run; 0 when they agree */
+                                difference: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
+                            depositedTotal: number;
+                            /** @description Payouts of the period holding no payment of this organization: to look at in Stripe */
+                            unmatchedPayouts: {
+                                /** @description dep_… */
+                                id: string;
+                                /**
+                                 * Format: date
+                                 * @description The day the money reached the bank (a payout: its arrival date)
+                                 * @example 2026-05-01
+                                 */
+                                depositDate: string;
+                                reference: string | null;
+                                /** @description What the bank received */
+                                amount: number;
+                                /**
+                                 * @description MANUAL: a cash/check run of the office; STRIPE_PAYOUT: a Stripe payout.paid
+                                 * @enum {string}
+                                 */
+                                origin: "MANUAL" | "STRIPE_PAYOUT";
+                                processorPayoutId: string | null;
+                                /** @description The payments the deposit holds */
+                                paymentIds: string[];
+                                /** @description What those payments brought in (less refunds made before deposit) */
+                                paymentsTotal: number;
+                                /** @description amount − paymentsTotal: Stripe fees on a payout, a miscounted run; 0 when they agree */
+                                difference: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -8419,6 +11025,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8452,6 +11068,27 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                 *       "lineItems": [
+                 *         {
+                 *           "description": "Weekly mowing",
+                 *           "quantity": 4,
+                 *           "unitPrice": 45,
+                 *           "taxable": true
+                 *         },
+                 *         {
+                 *           "description": "Hedge trimming",
+                 *           "quantity": 1.5,
+                 *           "unitPrice": 60
+                 *         }
+                 *       ],
+                 *       "estimateDate": "2026-03-15",
+                 *       "expirationDate": "2026-04-14",
+                 *       "notes": "Spring clean-up and weekly mowing"
+                 *     }
+                 */
                 "application/json": {
                     customerId: string;
                     propertyId?: string;
@@ -8540,6 +11177,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8631,6 +11278,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8753,6 +11410,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8908,6 +11575,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -9037,6 +11714,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -9065,7 +11752,6 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     approveEstimate: {
@@ -9141,6 +11827,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -9240,6 +11936,16 @@ export interface operations {
                             viewedAt: string | null;
                             approvedAt: string | null;
                             declinedAt: string | null;
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -9340,6 +12046,16 @@ export interface operations {
                                 viewedAt: string | null;
                                 approvedAt: string | null;
                                 declinedAt: string | null;
+                                lastEmail: {
+                                    /**
+                                     * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sent" | "failed";
+                                    to: string[];
+                                    sentAt: string | null;
+                                    error: string | null;
+                                } | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 date-time, UTC
@@ -9399,6 +12115,16 @@ export interface operations {
                                 dueDate: string;
                                 notes: string | null;
                                 sentAt: string | null;
+                                lastEmail: {
+                                    /**
+                                     * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sent" | "failed";
+                                    to: string[];
+                                    sentAt: string | null;
+                                    error: string | null;
+                                } | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 date-time, UTC
@@ -9545,6 +12271,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                 *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                 *       "scheduledDate": "2026-05-04",
+                 *       "services": [
+                 *         "Mowing",
+                 *         "Edging"
+                 *       ],
+                 *       "notes": "Bag the clippings",
+                 *       "checklist": [
+                 *         "Mow front",
+                 *         "Mow back",
+                 *         "Edge walkways"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description The customer (required) */
                     customerId: string;
@@ -10686,6 +13429,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "2026 lawn care season",
+                 *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                 *       "startDate": "2026-04-01",
+                 *       "endDate": "2026-10-31",
+                 *       "services": [
+                 *         {
+                 *           "description": "Weekly mowing, April to October",
+                 *           "unitPrice": 45,
+                 *           "quantity": 30
+                 *         }
+                 *       ],
+                 *       "terms": "Billed monthly; 14 days to pay."
+                 *     }
+                 */
                 "application/json": {
                     title: string;
                     /** @description The customer (required) */
@@ -10810,6 +13569,16 @@ export interface operations {
                                  */
                                 createdAt: string;
                             }[];
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -10926,6 +13695,16 @@ export interface operations {
                                  */
                                 createdAt: string;
                             }[];
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -11058,6 +13837,16 @@ export interface operations {
                                  */
                                 createdAt: string;
                             }[];
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -11193,6 +13982,16 @@ export interface operations {
                                  */
                                 createdAt: string;
                             }[];
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -11316,6 +14115,16 @@ export interface operations {
                                  */
                                 createdAt: string;
                             }[];
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                             /** @description The customer’s signing link (also emailed) */
                             portalUrl: string;
                         };
@@ -11332,7 +14141,6 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createContractAmendment: {
@@ -11458,6 +14266,16 @@ export interface operations {
                                  */
                                 createdAt: string;
                             }[];
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -11582,6 +14400,16 @@ export interface operations {
                                  */
                                 createdAt: string;
                             }[];
+                            lastEmail: {
+                                /**
+                                 * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed";
+                                to: string[];
+                                sentAt: string | null;
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -13817,6 +16645,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/crm",
+                 *       "events": [
+                 *         "invoice.paid",
+                 *         "job.completed"
+                 *       ],
+                 *       "description": "Accounting sync"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Receiver address: https (http and private addresses only when WEBHOOK_ALLOW_PRIVATE_TARGETS=true) */
                     url: string;
@@ -16868,6 +19706,2436 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWinterRoutes: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+                /** @description Only active or inactive routes */
+                active?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrt_… */
+                            id: string;
+                            name: string;
+                            crewId: string | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
+                            /** @description Only active routes are dispatched */
+                            active: boolean;
+                            stops: {
+                                /** @description wst_…; kept while its property stays on the route */
+                                id: string;
+                                propertyId: string;
+                                /** @description From 1 */
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                triggerInches: number;
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                notes: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWinterRoute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    crewId?: string | null;
+                    depot?: {
+                        lat: number;
+                        lng: number;
+                    } | null;
+                    /** @description Default true */
+                    active?: boolean;
+                    /** @description The stops in driving order (sequence = position, from 1); a property at most once */
+                    stops?: {
+                        /** @description A property of this organization (prp_…); another organization's or a deleted one → 400 */
+                        propertyId: string;
+                        /** @description What is done at the stop: plow, salt, shovel, deice */
+                        services: ("plow" | "salt" | "shovel" | "deice")[];
+                        /** @description Snowfall (inches) from which the stop is visited; default 2 */
+                        triggerInches?: number;
+                        billing: {
+                            /**
+                             * @description per_push: price × pushes; per_event: price once per storm; seasonal: by contract
+                             * @enum {string}
+                             */
+                            mode: "per_push" | "per_event" | "seasonal";
+                            /** @description Price per push or per event (≥ 0, two decimals); for seasonal, informational */
+                            price: number;
+                        };
+                        notes?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrt_… */
+                            id: string;
+                            name: string;
+                            crewId: string | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
+                            /** @description Only active routes are dispatched */
+                            active: boolean;
+                            stops: {
+                                /** @description wst_…; kept while its property stays on the route */
+                                id: string;
+                                propertyId: string;
+                                /** @description From 1 */
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                triggerInches: number;
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                notes: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWinterRoutesStorms: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description stm_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            snowfallInches: number;
+                            ice: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWinterRoutesStorm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** Format: date-time */
+                    startedAt: string;
+                    endedAt?: string | null;
+                    /** @description Snowfall in inches (≥ 0) */
+                    snowfallInches: number;
+                    /** @description Icing: stops with salt or deice are visited whatever the snowfall; default false */
+                    ice?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description stm_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            snowfallInches: number;
+                            ice: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWinterRoutesStorm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description stm_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            snowfallInches: number;
+                            ice: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWinterRoutesStorm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** Format: date-time */
+                    startedAt?: string;
+                    endedAt?: string | null;
+                    /** @description Snowfall in inches (≥ 0) */
+                    snowfallInches?: number;
+                    ice?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description stm_… */
+                            id: string;
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            startedAt: string;
+                            endedAt: string | null;
+                            snowfallInches: number;
+                            ice: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    dispatchWinterRoutesStorm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Routes to dispatch; default every active route not yet dispatched that has a qualifying stop. A named route already dispatched → 409 CONFLICT; inactive or without a qualifying stop → 409 INVALID_STATE */
+                    routeIds?: string[];
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            runs: {
+                                /** @description wrn_… */
+                                id: string;
+                                stormId: string;
+                                routeId: string;
+                                /**
+                                 * @description dispatched; in_progress after the first recorded visit; completed when none is pending
+                                 * @enum {string}
+                                 */
+                                status: "dispatched" | "in_progress" | "completed";
+                                /** @description In sequence */
+                                visits: {
+                                    /** @description wvs_… */
+                                    id: string;
+                                    runId: string;
+                                    stopId: string;
+                                    propertyId: string;
+                                    customerId: string;
+                                    sequence: number;
+                                    services: ("plow" | "salt" | "shovel" | "deice")[];
+                                    /** @description The stop's billing as it was at dispatch */
+                                    billing: {
+                                        /**
+                                         * @description per_push | per_event | seasonal
+                                         * @enum {string}
+                                         */
+                                        mode: "per_push" | "per_event" | "seasonal";
+                                        price: number;
+                                    };
+                                    /**
+                                     * @description pending | serviced | skipped
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "serviced" | "skipped";
+                                    servicedAt: string | null;
+                                    pushes: number | null;
+                                    saltLbs: number | null;
+                                    notes: string | null;
+                                    /** @description Billed by storm invoicing; then it can no longer be recorded */
+                                    billed: boolean;
+                                    invoiceId: string | null;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    invoiceWinterRoutesStorm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            invoices: {
+                                /** @description inv_… */
+                                id: string;
+                                /** @description INV-000001 upwards, per organization, no gaps */
+                                invoiceNumber: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                estimateId: string | null;
+                                /**
+                                 * @description draft | sent | partially_paid | paid | overdue | void | written_off
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "sent" | "partially_paid" | "paid" | "overdue" | "void" | "written_off";
+                                lineItems: {
+                                    id: string;
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Sum of line amounts */
+                                subtotal: number;
+                                /** @description Percent applied (0 for a tax-exempt customer) */
+                                taxRate: number;
+                                /** @description round(taxable subtotal × taxRate / 100), half away from zero */
+                                tax: number;
+                                /** @description subtotal + tax */
+                                total: number;
+                                amountPaid: number;
+                                /** @description total − amountPaid; 0 once void or written off */
+                                balance: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                invoiceDate: string;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                dueDate: string;
+                                notes: string | null;
+                                sentAt: string | null;
+                                lastEmail: {
+                                    /**
+                                     * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sent" | "failed";
+                                    to: string[];
+                                    sentAt: string | null;
+                                    error: string | null;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description Oldest first */
+                                payments: {
+                                    /** @description pay_… */
+                                    id: string;
+                                    amount: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    paymentDate: string;
+                                    /**
+                                     * @description cash | check | card | ach | other
+                                     * @enum {string}
+                                     */
+                                    method: "cash" | "check" | "card" | "ach" | "other";
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 date-time, UTC
+                                     */
+                                    createdAt: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWinterRoutesStormReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            stormId: string;
+                            routes: {
+                                routeId: string;
+                                serviced: number;
+                                skipped: number;
+                                pending: number;
+                                pushes: number;
+                                saltLbs: number;
+                                firstServicedAt: string | null;
+                                lastServicedAt: string | null;
+                                /** @description Amount billed for this route’s visits in this storm */
+                                billed: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWinterRoutesRuns: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+                /** @description Only runs of this storm */
+                stormId?: string;
+                /** @description Only runs of this route */
+                routeId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrn_… */
+                            id: string;
+                            stormId: string;
+                            routeId: string;
+                            /**
+                             * @description dispatched; in_progress after the first recorded visit; completed when none is pending
+                             * @enum {string}
+                             */
+                            status: "dispatched" | "in_progress" | "completed";
+                            /** @description In sequence */
+                            visits: {
+                                /** @description wvs_… */
+                                id: string;
+                                runId: string;
+                                stopId: string;
+                                propertyId: string;
+                                customerId: string;
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                /** @description The stop's billing as it was at dispatch */
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                /**
+                                 * @description pending | serviced | skipped
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "serviced" | "skipped";
+                                servicedAt: string | null;
+                                pushes: number | null;
+                                saltLbs: number | null;
+                                notes: string | null;
+                                /** @description Billed by storm invoicing; then it can no longer be recorded */
+                                billed: boolean;
+                                invoiceId: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWinterRoutesRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrn_… */
+                            id: string;
+                            stormId: string;
+                            routeId: string;
+                            /**
+                             * @description dispatched; in_progress after the first recorded visit; completed when none is pending
+                             * @enum {string}
+                             */
+                            status: "dispatched" | "in_progress" | "completed";
+                            /** @description In sequence */
+                            visits: {
+                                /** @description wvs_… */
+                                id: string;
+                                runId: string;
+                                stopId: string;
+                                propertyId: string;
+                                customerId: string;
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                /** @description The stop's billing as it was at dispatch */
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                /**
+                                 * @description pending | serviced | skipped
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "serviced" | "skipped";
+                                servicedAt: string | null;
+                                pushes: number | null;
+                                saltLbs: number | null;
+                                notes: string | null;
+                                /** @description Billed by storm invoicing; then it can no longer be recorded */
+                                billed: boolean;
+                                invoiceId: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWinterRoutesRunVisit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+                visitId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    status: "serviced" | "skipped";
+                    /**
+                     * Format: date-time
+                     * @description Default now (serviced only)
+                     */
+                    servicedAt?: string;
+                    /** @description Plow passes, ≥ 1, default 1 */
+                    pushes?: number;
+                    /** @description Salt spread, lb */
+                    saltLbs?: number;
+                    notes?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrn_… */
+                            id: string;
+                            stormId: string;
+                            routeId: string;
+                            /**
+                             * @description dispatched; in_progress after the first recorded visit; completed when none is pending
+                             * @enum {string}
+                             */
+                            status: "dispatched" | "in_progress" | "completed";
+                            /** @description In sequence */
+                            visits: {
+                                /** @description wvs_… */
+                                id: string;
+                                runId: string;
+                                stopId: string;
+                                propertyId: string;
+                                customerId: string;
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                /** @description The stop's billing as it was at dispatch */
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                /**
+                                 * @description pending | serviced | skipped
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "serviced" | "skipped";
+                                servicedAt: string | null;
+                                pushes: number | null;
+                                saltLbs: number | null;
+                                notes: string | null;
+                                /** @description Billed by storm invoicing; then it can no longer be recorded */
+                                billed: boolean;
+                                invoiceId: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWinterRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrt_… */
+                            id: string;
+                            name: string;
+                            crewId: string | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
+                            /** @description Only active routes are dispatched */
+                            active: boolean;
+                            stops: {
+                                /** @description wst_…; kept while its property stays on the route */
+                                id: string;
+                                propertyId: string;
+                                /** @description From 1 */
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                triggerInches: number;
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                notes: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWinterRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWinterRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    crewId?: string | null;
+                    depot?: {
+                        lat: number;
+                        lng: number;
+                    } | null;
+                    /** @description false deactivates (not dispatched), true activates */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrt_… */
+                            id: string;
+                            name: string;
+                            crewId: string | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
+                            /** @description Only active routes are dispatched */
+                            active: boolean;
+                            stops: {
+                                /** @description wst_…; kept while its property stays on the route */
+                                id: string;
+                                propertyId: string;
+                                /** @description From 1 */
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                triggerInches: number;
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                notes: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWinterRouteStops: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The stops in driving order (sequence = position, from 1); a property at most once */
+                    stops: {
+                        /** @description A property of this organization (prp_…); another organization's or a deleted one → 400 */
+                        propertyId: string;
+                        /** @description What is done at the stop: plow, salt, shovel, deice */
+                        services: ("plow" | "salt" | "shovel" | "deice")[];
+                        /** @description Snowfall (inches) from which the stop is visited; default 2 */
+                        triggerInches?: number;
+                        billing: {
+                            /**
+                             * @description per_push: price × pushes; per_event: price once per storm; seasonal: by contract
+                             * @enum {string}
+                             */
+                            mode: "per_push" | "per_event" | "seasonal";
+                            /** @description Price per push or per event (≥ 0, two decimals); for seasonal, informational */
+                            price: number;
+                        };
+                        notes?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wrt_… */
+                            id: string;
+                            name: string;
+                            crewId: string | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
+                            /** @description Only active routes are dispatched */
+                            active: boolean;
+                            stops: {
+                                /** @description wst_…; kept while its property stays on the route */
+                                id: string;
+                                propertyId: string;
+                                /** @description From 1 */
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                triggerInches: number;
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                notes: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    optimizeWinterRoute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Open path depot → stops in the old order, km, 2 decimals */
+                            distanceBeforeKm: number;
+                            /** @description The same for the new order; never more than before */
+                            distanceAfterKm: number;
+                            stops: {
+                                /** @description wst_…; kept while its property stays on the route */
+                                id: string;
+                                propertyId: string;
+                                /** @description From 1 */
+                                sequence: number;
+                                services: ("plow" | "salt" | "shovel" | "deice")[];
+                                triggerInches: number;
+                                billing: {
+                                    /**
+                                     * @description per_push | per_event | seasonal
+                                     * @enum {string}
+                                     */
+                                    mode: "per_push" | "per_event" | "seasonal";
+                                    price: number;
+                                };
+                                notes: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+                /** @description Filter */
+                active?: "true" | "false";
+                /** @description Only workflows of this trigger */
+                triggerEvent?: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wfl_… */
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            trigger: {
+                                /**
+                                 * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
+                                 * @enum {string}
+                                 */
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                            };
+                            conditions: {
+                                /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
+                                field: string;
+                                /**
+                                 * @description eq | ne | gt | gte | lt | lte | contains | in. Numbers compare as numbers; contains: substring or array element; in: value is an array
+                                 * @enum {string}
+                                 */
+                                op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "in";
+                                /** @description A string, number, boolean or null; an array for in */
+                                value: (string | number | boolean | null) | (string | number | boolean | null)[];
+                            }[];
+                            actions: ({
+                                /**
+                                 * @description Emit workflow.<this workflow’s name>
+                                 * @enum {string}
+                                 */
+                                type: "emit";
+                            } | {
+                                /** @enum {string} */
+                                type: "email";
+                                /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
+                                to: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                subject: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                body: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "add_customer_tag";
+                                /** @description Added to the trigger’s customer */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "create_job";
+                                /** @description The job’s one service; {{dotted.path}} placeholders allowed */
+                                title: string;
+                                /** @description Scheduled on today (organization timezone) + daysFromNow */
+                                daysFromNow: number;
+                            })[];
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Lower-case letters, digits, _, . and -, starting with a letter or digit; unique in the organization (409 CONFLICT). The emit action sends workflow.<name>. */
+                    name: string;
+                    description?: string | null;
+                    trigger: {
+                        /**
+                         * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
+                         * @enum {string}
+                         */
+                        event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                    };
+                    /** @description All must hold (AND); none = always. A missing path makes its condition false. */
+                    conditions?: {
+                        /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
+                        field: string;
+                        /**
+                         * @description eq | ne | gt | gte | lt | lte | contains | in. Numbers compare as numbers; contains: substring or array element; in: value is an array
+                         * @enum {string}
+                         */
+                        op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "in";
+                        /** @description A string, number, boolean or null; an array for in */
+                        value: (string | number | boolean | null) | (string | number | boolean | null)[];
+                    }[];
+                    /** @description 1..10 actions, run in order */
+                    actions: ({
+                        /**
+                         * @description Emit workflow.<this workflow’s name>
+                         * @enum {string}
+                         */
+                        type: "emit";
+                    } | {
+                        /** @enum {string} */
+                        type: "email";
+                        /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
+                        to: string;
+                        /** @description {{dotted.path}} placeholders allowed */
+                        subject: string;
+                        /** @description {{dotted.path}} placeholders allowed */
+                        body: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "add_customer_tag";
+                        /** @description Added to the trigger’s customer */
+                        tag: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "create_job";
+                        /** @description The job’s one service; {{dotted.path}} placeholders allowed */
+                        title: string;
+                        /** @description Scheduled on today (organization timezone) + daysFromNow */
+                        daysFromNow: number;
+                    })[];
+                    /** @default true */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wfl_… */
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            trigger: {
+                                /**
+                                 * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
+                                 * @enum {string}
+                                 */
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                            };
+                            conditions: {
+                                /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
+                                field: string;
+                                /**
+                                 * @description eq | ne | gt | gte | lt | lte | contains | in. Numbers compare as numbers; contains: substring or array element; in: value is an array
+                                 * @enum {string}
+                                 */
+                                op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "in";
+                                /** @description A string, number, boolean or null; an array for in */
+                                value: (string | number | boolean | null) | (string | number | boolean | null)[];
+                            }[];
+                            actions: ({
+                                /**
+                                 * @description Emit workflow.<this workflow’s name>
+                                 * @enum {string}
+                                 */
+                                type: "emit";
+                            } | {
+                                /** @enum {string} */
+                                type: "email";
+                                /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
+                                to: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                subject: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                body: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "add_customer_tag";
+                                /** @description Added to the trigger’s customer */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "create_job";
+                                /** @description The job’s one service; {{dotted.path}} placeholders allowed */
+                                title: string;
+                                /** @description Scheduled on today (organization timezone) + daysFromNow */
+                                daysFromNow: number;
+                            })[];
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wfl_… */
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            trigger: {
+                                /**
+                                 * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
+                                 * @enum {string}
+                                 */
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                            };
+                            conditions: {
+                                /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
+                                field: string;
+                                /**
+                                 * @description eq | ne | gt | gte | lt | lte | contains | in. Numbers compare as numbers; contains: substring or array element; in: value is an array
+                                 * @enum {string}
+                                 */
+                                op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "in";
+                                /** @description A string, number, boolean or null; an array for in */
+                                value: (string | number | boolean | null) | (string | number | boolean | null)[];
+                            }[];
+                            actions: ({
+                                /**
+                                 * @description Emit workflow.<this workflow’s name>
+                                 * @enum {string}
+                                 */
+                                type: "emit";
+                            } | {
+                                /** @enum {string} */
+                                type: "email";
+                                /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
+                                to: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                subject: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                body: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "add_customer_tag";
+                                /** @description Added to the trigger’s customer */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "create_job";
+                                /** @description The job’s one service; {{dotted.path}} placeholders allowed */
+                                title: string;
+                                /** @description Scheduled on today (organization timezone) + daysFromNow */
+                                daysFromNow: number;
+                            })[];
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Lower-case letters, digits, _, . and -, starting with a letter or digit; unique in the organization (409 CONFLICT). The emit action sends workflow.<name>. */
+                    name?: string;
+                    description?: string | null;
+                    trigger?: {
+                        /**
+                         * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
+                         * @enum {string}
+                         */
+                        event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                    };
+                    /** @description All must hold (AND); none = always. A missing path makes its condition false. */
+                    conditions?: {
+                        /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
+                        field: string;
+                        /**
+                         * @description eq | ne | gt | gte | lt | lte | contains | in. Numbers compare as numbers; contains: substring or array element; in: value is an array
+                         * @enum {string}
+                         */
+                        op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "in";
+                        /** @description A string, number, boolean or null; an array for in */
+                        value: (string | number | boolean | null) | (string | number | boolean | null)[];
+                    }[];
+                    /** @description 1..10 actions, run in order */
+                    actions?: ({
+                        /**
+                         * @description Emit workflow.<this workflow’s name>
+                         * @enum {string}
+                         */
+                        type: "emit";
+                    } | {
+                        /** @enum {string} */
+                        type: "email";
+                        /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
+                        to: string;
+                        /** @description {{dotted.path}} placeholders allowed */
+                        subject: string;
+                        /** @description {{dotted.path}} placeholders allowed */
+                        body: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "add_customer_tag";
+                        /** @description Added to the trigger’s customer */
+                        tag: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "create_job";
+                        /** @description The job’s one service; {{dotted.path}} placeholders allowed */
+                        title: string;
+                        /** @description Scheduled on today (organization timezone) + daysFromNow */
+                        daysFromNow: number;
+                    })[];
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wfl_… */
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            trigger: {
+                                /**
+                                 * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
+                                 * @enum {string}
+                                 */
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                            };
+                            conditions: {
+                                /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
+                                field: string;
+                                /**
+                                 * @description eq | ne | gt | gte | lt | lte | contains | in. Numbers compare as numbers; contains: substring or array element; in: value is an array
+                                 * @enum {string}
+                                 */
+                                op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "in";
+                                /** @description A string, number, boolean or null; an array for in */
+                                value: (string | number | boolean | null) | (string | number | boolean | null)[];
+                            }[];
+                            actions: ({
+                                /**
+                                 * @description Emit workflow.<this workflow’s name>
+                                 * @enum {string}
+                                 */
+                                type: "emit";
+                            } | {
+                                /** @enum {string} */
+                                type: "email";
+                                /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
+                                to: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                subject: string;
+                                /** @description {{dotted.path}} placeholders allowed */
+                                body: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "add_customer_tag";
+                                /** @description Added to the trigger’s customer */
+                                tag: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "create_job";
+                                /** @description The job’s one service; {{dotted.path}} placeholders allowed */
+                                title: string;
+                                /** @description Scheduled on today (organization timezone) + daysFromNow */
+                                daysFromNow: number;
+                            })[];
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWorkflowRuns: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+                /** @description pending | succeeded | failed */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description wfr_… */
+                            id: string;
+                            workflowId: string;
+                            /** @description The trigger event */
+                            eventId: string;
+                            /** @description The trigger event type */
+                            event: string;
+                            /** @description The trigger event’s depth (0 = caused by a user or API call) */
+                            depth: number;
+                            /**
+                             * @description pending | succeeded | failed
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
+                            /** @description One result per action done so far, in order */
+                            actions: {
+                                /** @description emit | email | add_customer_tag | create_job */
+                                type: string;
+                                /**
+                                 * @description succeeded | failed | skipped
+                                 * @enum {string}
+                                 */
+                                status: "succeeded" | "failed" | "skipped";
+                                error?: string;
+                                /** @description emit: the workflow.<name> event */
+                                eventId?: string;
+                                /** @description create_job: the job created */
+                                jobId?: string;
+                                /** @description add_customer_tag: the customer tagged */
+                                customerId?: string;
+                                /** @description add_customer_tag: false when the tag was already there */
+                                changed?: boolean;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            finishedAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDashboard: {
+        parameters: {
+            query?: {
+                /**
+                 * @description First day of the range (default: the first day of this month, organization timezone)
+                 * @example 2026-05-01
+                 */
+                from?: string;
+                /**
+                 * @description Last day of the range, included (default: the last day of this month); before from → 400
+                 * @example 2026-05-01
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            revenue: {
+                                /** @description Σ total of non-draft, non-void invoices whose invoiceDate is in range (decimal, two places at most) */
+                                invoiced: number;
+                                /** @description Σ payments whose paymentDate is in range, less refunds made in range (decimal, two places at most) */
+                                collected: number;
+                            };
+                            receivables: {
+                                /** @description Σ balance of sent, partially_paid and overdue invoices, now (decimal, two places at most) */
+                                outstanding: number;
+                                /** @description Σ balance of those due before today (whether or not the sweep has run) (decimal, two places at most) */
+                                overdueAmount: number;
+                                /** @description How many of them are due before today */
+                                overdueCount: number;
+                                aging: {
+                                    /** @description Balance not yet due (decimal, two places at most) */
+                                    current: number;
+                                    /** @description Balance 1–30 days past dueDate (decimal, two places at most) */
+                                    days1to30: number;
+                                    /** @description Balance 31–60 days past dueDate (decimal, two places at most) */
+                                    days31to60: number;
+                                    /** @description Balance 61–90 days past dueDate (decimal, two places at most) */
+                                    days61to90: number;
+                                    /** @description Balance more than 90 days past dueDate (decimal, two places at most) */
+                                    over90: number;
+                                };
+                            };
+                            payables: {
+                                /** @description Σ balance of open and partially_paid bills, now (decimal, two places at most) */
+                                outstanding: number;
+                                /** @description Σ balance of those due on or before today + 7 (overdue included) (decimal, two places at most) */
+                                dueNext7Days: number;
+                            };
+                            jobs: {
+                                /** @description Jobs on today's date (drafts and canceled jobs left out) */
+                                scheduledToday: number;
+                                /** @description Jobs in_progress now */
+                                inProgress: number;
+                                /** @description Jobs completed in range */
+                                completed: number;
+                                /** @description Jobs scheduled in range, per status; every status is a key (0 included) */
+                                byStatus: {
+                                    /** @description Jobs scheduled in range that are draft */
+                                    draft: number;
+                                    /** @description Jobs scheduled in range that are scheduled */
+                                    scheduled: number;
+                                    /** @description Jobs scheduled in range that are in_progress */
+                                    in_progress: number;
+                                    /** @description Jobs scheduled in range that are on_hold */
+                                    on_hold: number;
+                                    /** @description Jobs scheduled in range that are completed */
+                                    completed: number;
+                                    /** @description Jobs scheduled in range that are canceled */
+                                    canceled: number;
+                                };
+                            };
+                            estimates: {
+                                /** @description Estimates first sent in range */
+                                sent: number;
+                                /** @description Of those, how many are approved or converted */
+                                approved: number;
+                                /** @description approved ÷ sent, a fraction (0 when none sent) */
+                                conversionRate: number;
+                            };
+                            contracts: {
+                                /** @description Contracts active now */
+                                active: number;
+                                /** @description Σ totalValue of the contracts active now (as in contract analytics) (decimal, two places at most) */
+                                activeRevenue: number;
+                            };
+                            crew: {
+                                /** @description Hours of closed work entries starting in range, 2 decimals */
+                                workHours: number;
+                                /** @description Hours of closed drive entries starting in range, 2 decimals */
+                                driveHours: number;
+                            };
+                            winter: {
+                                /** @description Storms started in range (by startedAt) */
+                                storms: number;
+                                /** @description Route visits serviced in range (by servicedAt) */
+                                visitsServiced: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDashboardRevenue: {
+        parameters: {
+            query?: {
+                /** @description day | week (starting Monday) | month (default) */
+                interval?: "day" | "week" | "month";
+                /**
+                 * @description First day of the range (default: the first day of the month 11 months ago, organization timezone)
+                 * @example 2026-05-01
+                 */
+                from?: string;
+                /**
+                 * @description Last day of the range, included (default: today); before from → 400
+                 * @example 2026-05-01
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date
+                             * @description The first day of the period (a Monday for weeks, the 1st for months)
+                             * @example 2026-05-01
+                             */
+                            period: string;
+                            /** @description Σ total of non-draft, non-void invoices dated in the period (and in range) (decimal, two places at most) */
+                            invoiced: number;
+                            /** @description Σ payments dated in the period, less refunds made in it (decimal, two places at most) */
+                            collected: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listExports: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /**
+                             * @description queued | running | completed | failed
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "completed" | "failed";
+                            /**
+                             * @description ndjson | csv
+                             * @enum {string}
+                             */
+                            format: "ndjson" | "csv";
+                            /** @description The resources in the archive, one file each */
+                            resources: string[];
+                            progress: {
+                                /** @description Rows written so far */
+                                rows: number;
+                                totalRows: number | null;
+                                /** @description rows ÷ totalRows in percent (100 once completed) */
+                                percent: number;
+                            };
+                            sizeBytes: number | null;
+                            expiresAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Which resources to export (default: every one); an unknown name → 400 */
+                    resources?: ("customers" | "properties" | "services" | "invoices" | "payments" | "estimates" | "jobs" | "contracts" | "vendors" | "purchase-orders" | "bills" | "bill-payments" | "time-entries" | "equipment" | "winter-routes")[];
+                    /**
+                     * @description ndjson (one JSON object a line) | csv (objects flattened to dotted columns, arrays as JSON)
+                     * @enum {string}
+                     */
+                    format: "ndjson" | "csv";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /**
+                             * @description queued | running | completed | failed
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "completed" | "failed";
+                            /**
+                             * @description ndjson | csv
+                             * @enum {string}
+                             */
+                            format: "ndjson" | "csv";
+                            /** @description The resources in the archive, one file each */
+                            resources: string[];
+                            progress: {
+                                /** @description Rows written so far */
+                                rows: number;
+                                totalRows: number | null;
+                                /** @description rows ÷ totalRows in percent (100 once completed) */
+                                percent: number;
+                            };
+                            sizeBytes: number | null;
+                            expiresAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /**
+                             * @description queued | running | completed | failed
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "completed" | "failed";
+                            /**
+                             * @description ndjson | csv
+                             * @enum {string}
+                             */
+                            format: "ndjson" | "csv";
+                            /** @description The resources in the archive, one file each */
+                            resources: string[];
+                            progress: {
+                                /** @description Rows written so far */
+                                rows: number;
+                                totalRows: number | null;
+                                /** @description rows ÷ totalRows in percent (100 once completed) */
+                                percent: number;
+                            };
+                            sizeBytes: number | null;
+                            expiresAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getExportDownload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive: one <resource>.ndjson or <resource>.csv per resource, and manifest.json */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -75,7 +75,10 @@ export const invoices = pgTable(
     // Filtered lists (operations.md §1): the filter column, then the list's order.
     index('invoices_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     index('invoices_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
-    index('invoices_org_date_idx').on(t.organizationId, t.invoiceDate),
+    // Date filters, and the dashboard's invoiced per range/period read from the index alone (status and total in it).
+    index('invoices_org_date_idx').on(t.organizationId, t.invoiceDate, t.status, t.totalCents),
+    // The dashboard's receivables and aging: open invoices by due date, balances read from the index alone.
+    index('invoices_org_status_due_idx').on(t.organizationId, t.status, t.dueDate, t.totalCents, t.amountPaidCents),
     // The overdue sweep looks across organizations at open invoices only.
     index('invoices_open_due_idx').on(t.dueDate).where(sql`status IN ('sent', 'partially_paid')`),
   ],
@@ -134,6 +137,8 @@ export const payments = pgTable(
   (t) => [
     index('payments_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt),
     index('payments_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    // The dashboard's money collected in a date range.
+    index('payments_org_date_idx').on(t.organizationId, t.paymentDate, t.amountCents),
     index('payments_org_unapplied_idx').on(t.organizationId, t.createdAt, t.id).where(sql`unapplied_cents > 0`),
     uniqueIndex('payments_org_processor_uq').on(t.organizationId, t.processorPaymentId),
   ],
@@ -160,6 +165,8 @@ export const paymentRefunds = pgTable(
   },
   (t) => [
     index('payment_refunds_org_payment_idx').on(t.organizationId, t.paymentId, t.createdAt),
+    // The dashboard's refunds made in a range.
+    index('payment_refunds_org_created_idx').on(t.organizationId, t.createdAt),
     uniqueIndex('payment_refunds_org_processor_uq').on(t.organizationId, t.processorRefundId),
   ],
 );
@@ -197,6 +204,8 @@ export const estimates = pgTable(
     index('estimates_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('estimates_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     index('estimates_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
+    // The dashboard's estimates first sent in a range.
+    index('estimates_org_sent_idx').on(t.organizationId, t.sentAt).where(sql`sent_at IS NOT NULL`),
     index('estimates_open_expiry_idx').on(t.expirationDate).where(sql`status IN ('sent', 'viewed')`),
   ],
 );

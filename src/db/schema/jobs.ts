@@ -25,6 +25,8 @@ export const jobs = pgTable(
     assignedTo: text('assigned_to').array().notNull().default(sql`'{}'::text[]`),
     services: text('services').array().notNull().default(sql`'{}'::text[]`),
     notes: text('notes'),
+    /** When the job moved to completed (the dashboard's "completed in range"); null otherwise. */
+    completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -34,6 +36,8 @@ export const jobs = pgTable(
     index('jobs_org_status_date_idx').on(t.organizationId, t.status, t.scheduledDate, t.createdAt, t.id),
     index('jobs_org_customer_date_idx').on(t.organizationId, t.customerId, t.scheduledDate, t.createdAt, t.id),
     index('jobs_assigned_to_idx').using('gin', t.assignedTo),
+    // The dashboard's jobs completed in a range.
+    index('jobs_org_completed_idx').on(t.organizationId, t.completedAt).where(sql`${t.completedAt} IS NOT NULL`),
   ],
 );
 

@@ -123,6 +123,8 @@ export const bills = pgTable(
     uniqueIndex('bills_org_number_uq').on(t.organizationId, t.billNumber),
     index('bills_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('bills_org_vendor_idx').on(t.organizationId, t.vendorId, t.createdAt, t.id),
+    // The dashboard's payables: open bills by due date.
+    index('bills_org_status_due_idx').on(t.organizationId, t.status, t.dueDate, t.totalCents, t.amountPaidCents),
   ],
 );
 

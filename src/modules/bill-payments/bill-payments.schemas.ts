@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 import { BILL_PAYMENT_STATUSES } from './bill-payments.states.js';
 
 export const BILL_PAYMENT_METHODS = ['check', 'ach', 'card', 'cash', 'other'] as const;

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, lte, type SQL } from 'drizzle-orm';
 import { billPaymentAllocations, billPayments, bills } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { today } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -7,7 +8,6 @@ import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import { applyPaymentToBill, billBalanceCents, lockBills, reversePaymentOnBill } from '../bills/bills.service.js';
 import { acceptsBillPayment, type BillStatus } from '../bills/bills.states.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';

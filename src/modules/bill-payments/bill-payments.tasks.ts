@@ -1,13 +1,13 @@
 import { and, eq, lte } from 'drizzle-orm';
+import type { WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
 import { billPayments, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { addDays, today } from '../../platform/dates.js';
-import { type Actor, inTenant } from '../../platform/tenancy.js';
-import type { WorkerTask } from '../../worker/runner.js';
+import { inTenant, systemActor } from '../../platform/tenancy.js';
 import { markBillPaymentsDue } from './bill-payments.service.js';
 
-const SYSTEM: Actor = { kind: 'system', id: 'worker', role: 'owner' };
+const SYSTEM = systemActor('bill-payments.due');
 const BATCH = 500;
 
 // Cross-tenant lookup: the worker has no tenant yet; it asks which organizations

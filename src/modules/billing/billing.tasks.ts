@@ -1,10 +1,10 @@
 import { and, eq, inArray, lt } from 'drizzle-orm';
+import type { WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
 import { estimates, invoices, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { addDays, today } from '../../platform/dates.js';
-import { type Actor, inTenant } from '../../platform/tenancy.js';
-import type { WorkerTask } from '../../worker/runner.js';
+import { inTenant, systemActor } from '../../platform/tenancy.js';
 import { expireEstimates } from '../estimates/estimates.service.js';
 import { markInvoicesOverdue } from '../invoices/invoices.service.js';
 
@@ -17,7 +17,6 @@ import { markInvoicesOverdue } from '../invoices/invoices.service.js';
  * the same record twice.
  */
 
-const SYSTEM: Actor = { kind: 'system', id: 'worker', role: 'owner' };
 const BATCH = 500;
 
 type Sweep = (database: Database, now?: Date) => Promise<number>;
@@ -44,7 +43,7 @@ async function orgsWith(
 export const sweepOverdueInvoices: Sweep = async (database, now = new Date()) => {
   let moved = 0;
   for (const org of await orgsWith(database, invoices, invoices.dueDate, ['sent', 'partially_paid'], now)) {
-    moved += await inTenant(database.db, org.id, SYSTEM, (ctx) =>
+    moved += await inTenant(database.db, org.id, systemActor('invoices.overdue'), (ctx) =>
       markInvoicesOverdue(ctx, today(org.timezone, now), BATCH),
     );
   }
@@ -55,7 +54,7 @@ export const sweepOverdueInvoices: Sweep = async (database, now = new Date()) =>
 export const sweepExpiredEstimates: Sweep = async (database, now = new Date()) => {
   let moved = 0;
   for (const org of await orgsWith(database, estimates, estimates.expirationDate, ['sent', 'viewed'], now)) {
-    moved += await inTenant(database.db, org.id, SYSTEM, (ctx) =>
+    moved += await inTenant(database.db, org.id, systemActor('estimates.expire'), (ctx) =>
       expireEstimates(ctx, today(org.timezone, now), BATCH),
     );
   }

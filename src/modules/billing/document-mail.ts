@@ -1,6 +1,6 @@
-import { AppError } from '../../platform/errors.js';
-import type { MailAttachment, Mailer } from '../../platform/mail.js';
+import type { Ctx } from '../../platform/tenancy.js';
 import type { CustomerRow } from '../customers/customers.refs.js';
+import { type LastEmail, type MailDocumentType, queueMail } from '../mail/mail.service.js';
 
 /** Every address a document goes to: the customer's email and additionalEmails, once each. */
 export function recipientsOf(customer: CustomerRow): string[] {
@@ -16,28 +16,33 @@ export function recipientsOf(customer: CustomerRow): string[] {
 }
 
 /**
- * Mails a document link (and the document as a PDF attachment). Called last inside the sending transaction: if the mail
- * server refuses, the transaction rolls back and the document is not marked sent.
+ * Queues the mail of a document link (with the document as a PDF attachment, rendered
+ * by the worker) in the sending transaction: the send commits at once and the worker
+ * delivers, retrying while the mail server refuses (src/modules/mail).
  * A customer without any address gets no mail; the send still succeeds and the
  * office shares the returned portalUrl by hand (emailedTo is then empty).
  */
-export async function mailDocumentLink(
-  mailer: Mailer,
+export async function queueDocumentMail(
+  ctx: Ctx,
   customer: CustomerRow,
-  message: { subject: string; lines: string[]; attachments?: MailAttachment[] },
-): Promise<string[]> {
+  message: {
+    documentType: MailDocumentType;
+    documentId: string;
+    subject: string;
+    lines: string[];
+    attachPdf?: boolean;
+  },
+): Promise<{ emailedTo: string[]; lastEmail: LastEmail | null }> {
   const to = recipientsOf(customer);
-  if (to.length === 0) return to;
+  if (to.length === 0) return { emailedTo: to, lastEmail: null };
   const greeting = `Hello ${[customer.firstName, customer.lastName].filter(Boolean).join(' ')},`;
-  try {
-    await mailer.send({
-      to,
-      subject: message.subject,
-      text: [greeting, '', ...message.lines, ''].join('\n'),
-      ...(message.attachments ? { attachments: message.attachments } : {}),
-    });
-  } catch {
-    throw new AppError('SERVICE_UNAVAILABLE', 'The mail server did not accept the message; nothing was changed');
-  }
-  return to;
+  const lastEmail = await queueMail(ctx, {
+    documentType: message.documentType,
+    documentId: message.documentId,
+    to,
+    subject: message.subject,
+    text: [greeting, '', ...message.lines, ''].join('\n'),
+    attachPdf: message.attachPdf ?? false,
+  });
+  return { emailedTo: to, lastEmail };
 }

@@ -1,6 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import PDFDocument from 'pdfkit';
-import type { OrgSettings } from '../settings/settings.service.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { addressLines, type CustomerRow, customerById, customerName } from '../customers/customers.refs.js';
+import { getOrgSettings, type OrgSettings } from '../settings/settings.service.js';
 
 export interface PdfFile {
   filename: string;
@@ -52,22 +54,22 @@ export function companyOf(settings: OrgSettings): PdfDocumentData['company'] {
   };
 }
 
-export function customerOf(c: {
-  firstName: string;
-  lastName: string | null;
-  company: string | null;
-  email: string | null;
-  billingAddress: string | null;
-  billingCity: string | null;
-  billingState: string | null;
-  billingZip: string | null;
-}): PdfDocumentData['customer'] {
-  const cityLine = [c.billingCity, [c.billingState, c.billingZip].filter(Boolean).join(' ')].filter(Boolean).join(', ');
+export function customerOf(c: CustomerRow): PdfDocumentData['customer'] {
   return {
-    name: [c.firstName, c.lastName].filter(Boolean).join(' '),
+    name: customerName(c),
     company: c.company,
     email: c.email,
-    address: [c.billingAddress, cityLine].filter((x): x is string => Boolean(x)),
+    address: addressLines(c.billingAddress, c.billingCity, c.billingState, c.billingZip),
+  };
+}
+
+/** Who a billing document is from and to, and its currency: the header of every PDF. */
+export async function pdfParties(ctx: Ctx, customerId: string) {
+  const settings = await getOrgSettings(ctx);
+  return {
+    currency: settings.currency,
+    company: companyOf(settings),
+    customer: customerOf(await customerById(ctx, customerId)),
   };
 }
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 import { BILL_EXPENSE_ACCOUNTS } from '../ledger/ledger.accounts.js';
 import { BILL_STATUSES } from './bills.states.js';
 

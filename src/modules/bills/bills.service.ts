@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
 import { billLines, bills, purchaseOrders } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -7,7 +8,6 @@ import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';
 import { getOrgSettings } from '../settings/settings.service.js';

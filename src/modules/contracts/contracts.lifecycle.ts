@@ -1,14 +1,14 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { WorkerTask } from '../../background/runner.js';
 import type { Db } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { contracts } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
-import { inTenant } from '../../platform/tenancy.js';
-import type { WorkerTask } from '../../worker/runner.js';
+import { inTenant, systemActor } from '../../platform/tenancy.js';
 import { recordContractActivity } from './contracts.service.js';
 
-/** The worker acts as nobody in particular; its activity entries carry no actor. */
-const SYSTEM = { kind: 'user' as const, id: 'system', role: 'owner' as const };
+/** The worker's actor; its activity entries carry no actor id (recorded with null). */
+const SYSTEM = systemActor('contract-lifecycle');
 const BATCH = 500;
 
 type Move = { from: 'signed'; to: 'active' } | { from: 'active'; to: 'expired' };

@@ -31,7 +31,7 @@ import {
 
 export default async function contractRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database, mailer, config } = app.deps;
+  const { database, config } = app.deps;
   const tags = ['contracts'];
 
   app.get(
@@ -116,12 +116,11 @@ export default async function contractRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/contracts/:id/send',
     {
-      config: { errors: [503] },
       schema: {
         tags,
         summary: 'Send for signature: draft → sent (sent: re-send a fresh link); emails the portal link',
         description:
-          'Emits contract.sent. The customer signs through the emailed portal link. 503 if the mail server refuses; nothing changes then.',
+          'Emits contract.sent. The customer signs through the emailed portal link; the mail is queued and sent in the background, retried while the mail server refuses (`lastEmail` shows how it went).',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentContractResponse },
@@ -131,14 +130,6 @@ export default async function contractRoutes(fastify: FastifyInstance) {
       const result = await inRequestTenant(database.db, request, (ctx) =>
         sendContract(ctx, request.params.id, config.baseUrl),
       );
-      if (result.mail) {
-        try {
-          await mailer.send(result.mail);
-        } catch (err) {
-          // The contract is sent and the link exists; the office can share portalUrl by hand.
-          request.log.error({ err, contractId: request.params.id }, 'contract mail failed');
-        }
-      }
       return { data: { ...result.contract, portalUrl: result.portalUrl } };
     },
   );

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { LastEmail } from '../mail/mail.schemas.js';
 import { CONTRACT_STATUSES } from './contracts.states.js';
 
 const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
@@ -103,6 +104,7 @@ export const ContractDetail = Type.Object(
     signature: Nullable(Signature),
     amendments: Type.Array(AmendmentRef, { description: 'Amendments made to this contract, oldest first' }),
     activity: Type.Array(ContractActivityEntry, { description: 'Chronological' }),
+    lastEmail: LastEmail,
   },
   { additionalProperties: false },
 );
@@ -126,7 +128,19 @@ export const CreateContractBody = Type.Object(
     services: Type.Optional(ServicesIn),
     terms: Type.Optional(Type.String({ maxLength: 100_000, description: 'Appended to the content' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        title: '2026 lawn care season',
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        startDate: '2026-04-01',
+        endDate: '2026-10-31',
+        services: [{ description: 'Weekly mowing, April to October', unitPrice: 45, quantity: 30 }],
+        terms: 'Billed monthly; 14 days to pay.',
+      },
+    ],
+  },
 );
 
 export const UpdateContractBody = Type.Object(

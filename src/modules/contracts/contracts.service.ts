@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { type ContractLine, contractActivity, contracts, customers, properties } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -8,10 +9,10 @@ import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import { findTemplate } from '../contract-templates/contract-templates.service.js';
 import { renderTemplate } from '../contract-templates/template-render.js';
-import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { addressLine, customerName, requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { lastEmailOf, queueMail } from '../mail/mail.service.js';
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import {
@@ -117,6 +118,7 @@ export async function contractDetail(ctx: Ctx, r: ContractRow) {
     signature: signatureOf(r),
     amendments: (await amendmentsOf(ctx, r.id)).map((a) => ({ ...a, status: a.status as ContractStatus })),
     activity: await contractActivityOf(ctx, r.id),
+    lastEmail: await lastEmailOf(ctx, 'contract', r.id),
   };
 }
 
@@ -156,12 +158,6 @@ function priceLines(lines: LineIn[]): { lines: ContractLine[]; totalCents: numbe
   };
 }
 
-const customerName = (c: CustomerRow) => `${c.firstName} ${c.lastName ?? ''}`.trim();
-function joinAddress(street: string | null, city: string | null, state: string | null, zip: string | null) {
-  const stateZip = [state, zip].filter(Boolean).join(' ');
-  return [street, city, stateZip].filter(Boolean).join(', ');
-}
-
 interface ContentInput {
   title: string;
   templateBody: string | null;
@@ -184,14 +180,14 @@ async function buildContent(ctx: Ctx, c: ContentInput): Promise<string> {
         .select()
         .from(properties)
         .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, c.propertyId)));
-      if (p) propertyAddress = joinAddress(p.street, p.city, p.state, p.zip);
+      if (p) propertyAddress = addressLine(p.street, p.city, p.state, p.zip);
     }
     parts.push(
       renderTemplate(c.templateBody, {
         'customer.name': customerName(c.customer),
         'customer.email': c.customer.email ?? '',
         'customer.phone': c.customer.phone ?? '',
-        'customer.address': joinAddress(
+        'customer.address': addressLine(
           c.customer.billingAddress,
           c.customer.billingCity,
           c.customer.billingState,
@@ -421,12 +417,11 @@ const eventData = (r: ContractRow, from: ContractStatus, to: ContractStatus) => 
 export interface SendResult {
   contract: Awaited<ReturnType<typeof contractDetail>>;
   portalUrl: string;
-  mail: { to: string[]; subject: string; text: string } | null;
 }
 
 /**
- * Sends for signature: a fresh portal link, an activity entry and `contract.sent`
- * in this transaction; the caller mails after commit, so a rolled-back send mails nobody.
+ * Sends for signature: a fresh portal link, an activity entry, `contract.sent` and the
+ * mail queued in this transaction (the worker delivers it; a rolled-back send mails nobody).
  */
 export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promise<SendResult> {
   const current = await findContract(ctx, id, true);
@@ -453,20 +448,18 @@ export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promi
       : 'Signing link created (customer has no email)',
   );
   await emit(ctx, 'contract.sent', eventData(updated, from, 'sent'));
-  const settings = await getOrgSettings(ctx);
-  const company = settings.companyName ?? settings.name;
-  return {
-    contract: await contractDetail(ctx, updated),
-    portalUrl: link.url,
-    mail:
-      recipients.length === 0
-        ? null
-        : {
-            to: recipients,
-            subject: `${company}: please review and sign "${updated.title}"`,
-            text: `Hello ${customer ? customerName(customer) : ''},\n\n${company} sent you the contract "${updated.title}" to review and sign:\n\n${link.url}\n\nThe link expires on ${link.expiresAt.toISOString().slice(0, 10)}.`,
-          },
-  };
+  if (recipients.length > 0) {
+    const settings = await getOrgSettings(ctx);
+    const company = settings.companyName ?? settings.name;
+    await queueMail(ctx, {
+      documentType: 'contract',
+      documentId: id,
+      to: recipients,
+      subject: `${company}: please review and sign "${updated.title}"`,
+      text: `Hello ${customer ? customerName(customer) : ''},\n\n${company} sent you the contract "${updated.title}" to review and sign:\n\n${link.url}\n\nThe link expires on ${link.expiresAt.toISOString().slice(0, 10)}.`,
+    });
+  }
+  return { contract: await contractDetail(ctx, updated), portalUrl: link.url };
 }
 
 export async function cancelContract(ctx: Ctx, id: string) {

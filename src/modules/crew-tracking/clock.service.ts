@@ -1,10 +1,10 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { sqlStateOf } from '../../db/pg-errors.js';
 import { timeEntries } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import { requireJob, targetMember } from './crew-tracking.refs.js';
 import { instantOf } from './instants.js';
 import type { ClockInInput, ClockOutInput } from './time-entries.schemas.js';

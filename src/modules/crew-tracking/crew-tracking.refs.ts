@@ -1,4 +1,5 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { rowsOf } from '../../db/client.js';
 import { crews, jobs, members } from '../../db/schema/index.js';
 import { AppError, invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -82,3 +83,19 @@ export async function requireCrew(ctx: Ctx, id: string, field = 'crewId') {
 }
 
 export const isAdmin = (ctx: Ctx) => ctx.actor.role === 'owner' || ctx.actor.role === 'admin';
+
+/**
+ * The dashboard's crew hours (operations.md §7): closed entries that started from `start`
+ * (inclusive) to `end` (exclusive), work and drive, in hours to 2 decimals. One aggregate
+ * over (organization_id, started_at).
+ */
+export async function crewHours(ctx: Ctx, start: Date, end: Date): Promise<{ workHours: number; driveHours: number }> {
+  const [row] = rowsOf<{ work: string | number; drive: string | number }>(
+    await ctx.tx.execute(sql`SELECT
+        round(coalesce(sum(extract(epoch FROM ended_at - started_at)) FILTER (WHERE type = 'work'), 0) / 3600, 2)::text AS work,
+        round(coalesce(sum(extract(epoch FROM ended_at - started_at)) FILTER (WHERE type = 'drive'), 0) / 3600, 2)::text AS drive
+      FROM time_entries WHERE organization_id = ${ctx.organizationId} AND ended_at IS NOT NULL
+        AND started_at >= ${start.toISOString()}::timestamptz AND started_at < ${end.toISOString()}::timestamptz`),
+  );
+  return { workHours: Number(row?.work ?? 0), driveHours: Number(row?.drive ?? 0) };
+}

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
+import type { WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
-import type { WorkerTask } from '../../worker/runner.js';
 
 export const LOCATION_RETENTION_DAYS = 90;
 const BATCH = 5_000;

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { customers, properties, services } from '../../db/schema/index.js';
-import { invalidField } from '../../platform/errors.js';
+import { invalidField, notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /*
@@ -51,3 +51,61 @@ export async function requireServices(ctx: Ctx, ids: string[], field = 'lineItem
   if (missing) throw invalidField(field, `no service ${missing}`);
   return byId;
 }
+
+export type PropertyRow = typeof properties.$inferSelect;
+
+/**
+ * Properties by id whose customer is live, in this organization; an unknown, foreign or
+ * deleted one (or one whose customer is deleted) is a 400 on `field(i)` of the first bad id.
+ */
+export async function requireProperties(
+  ctx: Ctx,
+  ids: string[],
+  field: (index: number) => string = (i) => `propertyIds[${i}]`,
+): Promise<Map<string, PropertyRow>> {
+  const found = await liveProperties(ctx, ids);
+  const bad = ids.findIndex((id) => !found.has(id));
+  if (bad >= 0) throw invalidField(field(bad), `no property ${ids[bad]}`);
+  return found;
+}
+
+/** The live properties among `ids` (customer not deleted), by id; the rest are left out. */
+export async function liveProperties(ctx: Ctx, ids: string[]): Promise<Map<string, PropertyRow>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select({ property: properties })
+    .from(properties)
+    .innerJoin(customers, eq(customers.id, properties.customerId))
+    .where(
+      and(
+        eq(properties.organizationId, ctx.organizationId),
+        inArray(properties.id, unique),
+        isNull(customers.deletedAt),
+      ),
+    );
+  return new Map(rows.map((r) => [r.property.id, r.property]));
+}
+/** A customer the organization has (soft-deleted ones included: a sent document keeps its customer), or 404. */
+export async function customerById(ctx: Ctx, id: string): Promise<CustomerRow> {
+  const [row] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id)));
+  if (!row) throw notFound('Customer');
+  return row;
+}
+
+/** How a customer is named on documents, mail and contracts: first and last name. */
+export const customerName = (c: { firstName: string; lastName: string | null }) =>
+  [c.firstName, c.lastName].filter(Boolean).join(' ');
+
+/** An address as lines: the street, then "city, ST zip" (empty parts left out). */
+export function addressLines(street: string | null, city: string | null, state: string | null, zip: string | null) {
+  const cityLine = [city, [state, zip].filter(Boolean).join(' ')].filter(Boolean).join(', ');
+  return [street, cityLine].filter((x): x is string => Boolean(x));
+}
+
+/** The same address on one line ("1 Elm St, Springfield, IL 62701"). */
+export const addressLine = (street: string | null, city: string | null, state: string | null, zip: string | null) =>
+  addressLines(street, city, state, zip).join(', ');

@@ -56,7 +56,22 @@ const createFields = {
   ),
 };
 
-export const CreateCustomerBody = Type.Object(createFields, { additionalProperties: false });
+export const CreateCustomerBody = Type.Object(createFields, {
+  additionalProperties: false,
+  examples: [
+    {
+      firstName: 'Dana',
+      lastName: 'Whitfield',
+      email: 'dana.whitfield@example.com',
+      phone: '+1 555 0142',
+      billingAddress: '18 Maple Court',
+      billingCity: 'Springfield',
+      billingState: 'IL',
+      billingZip: '62704',
+      tags: ['weekly-mow'],
+    },
+  ],
+});
 
 /** Any create field; `null` clears an optional one. */
 export const UpdateCustomerBody = Type.Object(
@@ -90,7 +105,34 @@ export const Customer = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        name: 'Dana Whitfield',
+        firstName: 'Dana',
+        lastName: 'Whitfield',
+        company: null,
+        customerType: 'INDIVIDUAL',
+        email: 'dana.whitfield@example.com',
+        additionalEmails: [],
+        phone: '+1 555 0142',
+        secondaryPhone: null,
+        address: '18 Maple Court, Springfield, IL 62704',
+        billingAddress: '18 Maple Court',
+        billingCity: 'Springfield',
+        billingState: 'IL',
+        billingZip: '62704',
+        notes: null,
+        tags: ['weekly-mow'],
+        taxExempt: false,
+        status: 'active',
+        createdAt: '2026-04-02T14:05:09.000Z',
+        updatedAt: '2026-04-02T14:05:09.000Z',
+      },
+    ],
+  },
 );
 
 export const CustomerListQuery = Type.Object(

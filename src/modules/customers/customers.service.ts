@@ -1,12 +1,12 @@
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import type { CreateCustomerInput, CustomerStatus, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
 import { searchPatterns, searchTextOf } from './customers.search.js';
 
@@ -257,6 +257,30 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
   const view = customerView(updated);
   await emit(ctx, 'customer.updated', { customerId: id, customer: view });
   return view;
+}
+
+/**
+ * Adds one tag to a live customer (used by workflow actions). A tag already present
+ * changes nothing and emits nothing (`changed: false`); otherwise customer.updated.
+ */
+export async function addCustomerTag(
+  ctx: Ctx,
+  id: string,
+  tag: string,
+): Promise<{ changed: boolean; customer: CustomerView }> {
+  const current = await lockLive(ctx, id);
+  const clean = tag.trim();
+  if (current.tags.includes(clean)) return { changed: false, customer: customerView(current) };
+  const [row] = await ctx.tx
+    .update(customers)
+    .set({ tags: [...current.tags, clean], updatedAt: new Date() })
+    .where(live(ctx, id))
+    .returning();
+  const updated = row as Row;
+  await writeSearchText(ctx, updated, updated.searchText ?? searchTextOfRow(updated));
+  const view = customerView(updated);
+  await emit(ctx, 'customer.updated', { customerId: id, customer: view });
+  return { changed: true, customer: view };
 }
 
 /** Soft delete (spec 2.1): a tombstone; properties, invoices and the rest stay attached. */

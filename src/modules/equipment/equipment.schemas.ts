@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 
 export const CATEGORIES = [
   'mower',

@@ -29,7 +29,7 @@ import {
 
 export default async function estimateRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database, mailer, config } = app.deps;
+  const { database, config } = app.deps;
   const tags = ['estimates'];
 
   app.get(
@@ -150,11 +150,11 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/estimates/:id/send',
     {
-      config: { errors: [503] },
       schema: {
         tags,
         summary: 'Email the estimate with a portal link (draft → sent; re-sends keep sent/viewed)',
-        description: 'Emits estimate.sent on the first send. 503 if the mail server refuses; nothing changes then.',
+        description:
+          'Emits estimate.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentEstimateResponse },
@@ -163,7 +163,7 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) =>
-          sendEstimate(ctx, request.params.id, { mailer, baseUrl: config.baseUrl }),
+          sendEstimate(ctx, request.params.id, { baseUrl: config.baseUrl }),
         ),
       };
     },

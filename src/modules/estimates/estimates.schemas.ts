@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 import { LineItem, LineItemsInput } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
+import { LastEmail } from '../mail/mail.schemas.js';
 import { ESTIMATE_STATUSES } from './estimates.transitions.js';
 
 export const EstimateStatusSchema = StringEnum(ESTIMATE_STATUSES);
@@ -27,6 +28,7 @@ const estimateFields = {
   viewedAt: Nullable(DateTime('First time the customer opened the link')),
   approvedAt: Nullable(DateTime()),
   declinedAt: Nullable(DateTime()),
+  lastEmail: LastEmail,
   createdAt: DateTime(),
   updatedAt: DateTime(),
 };
@@ -56,7 +58,21 @@ export const CreateEstimateBody = Type.Object(
     expirationDate: Type.Optional(CalendarDateIn('Default: estimateDate + 30 days; not before estimateDate')),
     notes: Type.Optional(Notes),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        lineItems: [
+          { description: 'Weekly mowing', quantity: 4, unitPrice: 45, taxable: true },
+          { description: 'Hedge trimming', quantity: 1.5, unitPrice: 60 },
+        ],
+        estimateDate: '2026-03-15',
+        expirationDate: '2026-04-14',
+        notes: 'Spring clean-up and weekly mowing',
+      },
+    ],
+  },
 );
 
 export const UpdateEstimateBody = Type.Object(

@@ -1,31 +1,29 @@
-import { and, asc, eq, inArray, lt, type SQL } from 'drizzle-orm';
-import { customers, estimateLineItems, estimates, portalTokens } from '../../db/schema/index.js';
+import { and, eq, inArray, lt, type SQL } from 'drizzle-orm';
+import { estimateLineItems, estimates } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { addDays, today } from '../../platform/dates.js';
-import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
-import { mailDocumentLink } from '../billing/document-mail.js';
 import type { PdfFile } from '../billing/document-pdf.js';
 import {
-  finish,
-  type LineItemInputT,
-  lineRows,
-  lineView,
-  type PricedDocument,
-  priceLines,
-  storedToPriced,
-  taxRateFor,
-  totalsColumns,
-} from '../billing/line-items.js';
+  documentLines,
+  documentRows,
+  editedColumns,
+  editParties,
+  refuseLockedFields,
+  sendDocumentLink,
+  startDocument,
+} from '../billing/documents.js';
+import { finish, type LineItemInputT, lineView, storedToPriced, totalsColumns } from '../billing/line-items.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
-import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { insertInvoice, type SendDeps } from '../invoices/invoices.service.js';
-import { createPortalLink } from '../portal/portal.service.js';
+import { type LastEmail, lastEmailOf, lastEmailsOf } from '../mail/mail.service.js';
+import { recordPortalView } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { renderEstimatePdf } from './estimates.pdf.js';
 import {
@@ -43,7 +41,7 @@ type LineRow = typeof estimateLineItems.$inferSelect;
 /** Default validity of an estimate (decisions §4). */
 export const ESTIMATE_VALID_DAYS = 30;
 
-function estimateView(r: EstimateRow, lines: LineRow[]) {
+function estimateView(r: EstimateRow, lines: LineRow[], lastEmail: LastEmail | null) {
   return {
     id: r.id,
     estimateNumber: r.estimateNumber,
@@ -63,37 +61,23 @@ function estimateView(r: EstimateRow, lines: LineRow[]) {
     viewedAt: r.viewedAt,
     approvedAt: r.approvedAt,
     declinedAt: r.declinedAt,
+    lastEmail,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
 }
 export type EstimateView = ReturnType<typeof estimateView>;
 
-async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> {
-  const byEstimate = new Map<string, LineRow[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return byEstimate;
-  const rows = await ctx.tx
-    .select()
-    .from(estimateLineItems)
-    .where(and(eq(estimateLineItems.organizationId, ctx.organizationId), inArray(estimateLineItems.estimateId, ids)))
-    .orderBy(asc(estimateLineItems.estimateId), asc(estimateLineItems.position));
-  for (const row of rows) byEstimate.get(row.estimateId)?.push(row);
-  return byEstimate;
-}
+const estimateLines = documentLines(estimateLineItems, 'estimateId');
+const linesOf = (ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> => estimateLines.of(ctx, ids);
 
 async function viewOf(ctx: Ctx, row: EstimateRow): Promise<EstimateView> {
-  return estimateView(row, (await linesOf(ctx, [row.id])).get(row.id) ?? []);
+  const lines = (await linesOf(ctx, [row.id])).get(row.id) ?? [];
+  return estimateView(row, lines, await lastEmailOf(ctx, 'estimate', row.id));
 }
 
-async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<EstimateRow> {
-  const query = ctx.tx
-    .select()
-    .from(estimates)
-    .where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Estimate');
-  return row;
-}
+const estimateRows = documentRows(estimates, 'estimate');
+const findRow = (ctx: Ctx, id: string, lock: boolean): Promise<EstimateRow> => estimateRows.find(ctx, id, lock);
 
 const eventData = (v: EstimateView) => ({ estimateId: v.id, estimateNumber: v.estimateNumber, estimate: v });
 
@@ -105,8 +89,14 @@ async function emitEstimateTransition(ctx: Ctx, trigger: EstimateTrigger, oldSta
 }
 
 /** Moves an estimate by `trigger` (409 if the table refuses), stamps `extra`, emits. */
-async function transition(ctx: Ctx, id: string, trigger: EstimateTrigger, extra: Partial<EstimateRow> = {}) {
+async function transition(
+  ctx: Ctx,
+  id: string,
+  trigger: EstimateTrigger,
+  extraOf: Partial<EstimateRow> | ((before: EstimateRow) => Partial<EstimateRow>) = {},
+) {
   const before = await findRow(ctx, id, true);
+  const extra = typeof extraOf === 'function' ? extraOf(before) : extraOf;
   const status = nextEstimateStatus(before.status as EstimateStatus, trigger);
   const [row] = await ctx.tx
     .update(estimates)
@@ -136,11 +126,10 @@ export async function listEstimates(
   if (q.customerId) where.push(eq(estimates.customerId, q.customerId));
   const condition = and(...where);
   const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, estimates, condition, page);
-  const lines = await linesOf(
-    ctx,
-    rows.map((r) => r.id),
-  );
-  return { rows: rows.map((r) => estimateView(r, lines.get(r.id) ?? [])), ...more };
+  const ids = rows.map((r) => r.id);
+  const lines = await linesOf(ctx, ids);
+  const mails = await lastEmailsOf(ctx, 'estimate', ids);
+  return { rows: rows.map((r) => estimateView(r, lines.get(r.id) ?? [], mails.get(r.id) ?? null)), ...more };
 }
 
 const checkExpiration = (estimateDate: string, expirationDate: string) => {
@@ -160,13 +149,10 @@ export interface CreateEstimateInput {
 
 export async function createEstimate(ctx: Ctx, body: CreateEstimateInput): Promise<EstimateView> {
   const input = await withCalendarDates(body, ['estimateDate', 'expirationDate'], () => orgTimezone(ctx));
-  const settings = await getOrgSettings(ctx);
-  const customer = await requireCustomer(ctx, input.customerId);
-  if (input.propertyId) await requireProperty(ctx, customer.id, input.propertyId);
+  const { settings, customer, priced } = await startDocument(ctx, input);
   const estimateDate = input.estimateDate ?? today(settings.timezone);
   const expirationDate = input.expirationDate ?? addDays(estimateDate, ESTIMATE_VALID_DAYS);
   checkExpiration(estimateDate, expirationDate);
-  const priced = await priceLines(ctx, input.lineItems, taxRateFor(customer, settings.taxRate));
 
   const estimateNumber = await nextDocumentNumber(ctx, 'estimate');
   const id = newId('est');
@@ -185,18 +171,10 @@ export async function createEstimate(ctx: Ctx, body: CreateEstimateInput): Promi
       ...totalsColumns(priced),
     })
     .returning();
-  await insertLines(ctx, id, priced);
+  await estimateLines.insert(ctx, id, priced);
   const view = await viewOf(ctx, row as EstimateRow);
   await emit(ctx, 'estimate.created', eventData(view));
   return view;
-}
-
-async function insertLines(ctx: Ctx, estimateId: string, priced: PricedDocument) {
-  await ctx.tx
-    .insert(estimateLineItems)
-    .values(
-      lineRows(priced.lines).map((l) => ({ ...l, id: newId('lin'), organizationId: ctx.organizationId, estimateId })),
-    );
 }
 
 export interface UpdateEstimateInput {
@@ -212,88 +190,46 @@ export async function updateEstimate(ctx: Ctx, id: string, body: UpdateEstimateI
   const patch = await withCalendarDates(body, ['estimateDate', 'expirationDate'], () => orgTimezone(ctx));
   const row = await findRow(ctx, id, true);
   const status = row.status as EstimateStatus;
-  const given = Object.keys(patch).filter((k) => patch[k as keyof UpdateEstimateInput] !== undefined);
   if (status !== 'draft') {
     if (!LIMITED_EDIT_STATES.includes(status)) throw invalidState(`A ${status} estimate cannot be changed`);
-    const refused = given.filter((k) => !(LIMITED_EDIT_FIELDS as readonly string[]).includes(k));
-    if (refused.length > 0) {
-      throw invalidState(
-        `A ${status} estimate accepts changes to ${LIMITED_EDIT_FIELDS.join(' and ')} only (not ${refused.join(', ')})`,
-      );
-    }
+    refuseLockedFields('estimate', status, patch, LIMITED_EDIT_FIELDS);
   }
-  const customerId = patch.customerId ?? row.customerId;
-  const customerChanged = customerId !== row.customerId;
-  let customer: CustomerRow | undefined;
-  if (customerChanged || patch.lineItems) customer = await requireCustomer(ctx, customerId);
-  let propertyId = row.propertyId;
-  if (patch.propertyId !== undefined) propertyId = patch.propertyId;
-  if (propertyId && (patch.propertyId !== undefined || customerChanged)) {
-    await requireProperty(ctx, customerId, propertyId);
-  }
+  const parties = await editParties(ctx, row, patch, async () => (await linesOf(ctx, [id])).get(id) ?? []);
   const estimateDate = patch.estimateDate ?? row.estimateDate;
   const expirationDate = patch.expirationDate ?? row.expirationDate;
   checkExpiration(estimateDate, expirationDate);
-
-  // A new customer may change the tax rate (exemption): the stored lines are re-totalled at the new rate.
-  let priced: PricedDocument | undefined;
-  if (customer) {
-    const { taxRate } = await getOrgSettings(ctx);
-    const rate = taxRateFor(customer, taxRate);
-    if (patch.lineItems) priced = await priceLines(ctx, patch.lineItems, rate);
-    else priced = finish(((await linesOf(ctx, [id])).get(id) ?? []).map(storedToPriced), rate);
-  }
   const [updated] = await ctx.tx
     .update(estimates)
     .set({
-      customerId,
-      propertyId,
+      ...editedColumns(row, patch, parties),
       estimateDate,
       expirationDate,
-      notes: patch.notes === undefined ? row.notes : patch.notes,
-      ...(priced ? totalsColumns(priced) : {}),
-      updatedAt: new Date(),
     })
     .where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)))
     .returning();
-  if (priced && patch.lineItems) {
-    await ctx.tx
-      .delete(estimateLineItems)
-      .where(and(eq(estimateLineItems.organizationId, ctx.organizationId), eq(estimateLineItems.estimateId, id)));
-    await insertLines(ctx, id, priced);
-  }
+  if (parties.priced && patch.lineItems) await estimateLines.replace(ctx, id, parties.priced);
   return viewOf(ctx, updated as EstimateRow);
 }
 
-export async function deleteEstimate(ctx: Ctx, id: string): Promise<void> {
-  const row = await findRow(ctx, id, true);
-  if (row.status !== 'draft') throw invalidState(`Only a draft estimate can be deleted; this one is ${row.status}`);
-  await ctx.tx.delete(estimates).where(and(eq(estimates.organizationId, ctx.organizationId), eq(estimates.id, id)));
-}
+export const deleteEstimate = (ctx: Ctx, id: string): Promise<void> => estimateRows.deleteDraft(ctx, id);
 
 export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps) {
-  const { view } = await transition(ctx, id, 'send', { sentAt: new Date() });
-  const [customer] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, view.customerId)));
-  if (!customer) throw notFound('Customer');
-  const settings = await getOrgSettings(ctx);
-  const link = await createPortalLink(ctx, deps.baseUrl, 'estimate', id);
-  const from = settings.companyName ?? settings.name;
-  const pdf = await renderEstimatePdf(ctx, view);
-  const emailedTo = await mailDocumentLink(deps.mailer, customer, {
-    attachments: [{ filename: pdf.filename, content: pdf.content, contentType: 'application/pdf' }],
+  const { view } = await transition(ctx, id, 'send', (before) => ({
+    // sentAt is the first send (a resend keeps it): the dashboard counts estimates first sent in a range.
+    sentAt: before.sentAt ?? new Date(),
+  }));
+  const doc = { type: 'estimate' as const, id, customerId: view.customerId };
+  const sent = await sendDocumentLink(ctx, doc, deps.baseUrl, ({ settings, from, url }) => ({
     subject: `Estimate ${view.estimateNumber} from ${from}`,
     lines: [
       `Estimate ${view.estimateNumber} for ${view.total.toFixed(2)} ${settings.currency} is valid until ${view.expirationDate}.`,
       '',
-      `View, approve or decline it online: ${link.url}`,
+      `View, approve or decline it online: ${url}`,
       '',
       `— ${from}`,
     ],
-  });
-  return { ...view, portalUrl: link.url, emailedTo };
+  }));
+  return { ...view, lastEmail: sent.lastEmail ?? view.lastEmail, portalUrl: sent.portalUrl, emailedTo: sent.emailedTo };
 }
 
 export const approveEstimate = async (ctx: Ctx, id: string) =>
@@ -326,10 +262,7 @@ export async function convertEstimate(ctx: Ctx, id: string) {
 
 /** The customer opens the link: records it, and the first view of a sent estimate makes it viewed (no event). */
 export async function viewEstimateInPortal(ctx: Ctx, id: string): Promise<EstimateView> {
-  await ctx.tx
-    .update(portalTokens)
-    .set({ lastViewedAt: new Date() })
-    .where(and(eq(portalTokens.organizationId, ctx.organizationId), eq(portalTokens.id, ctx.actor.id)));
+  await recordPortalView(ctx);
   const row = await findRow(ctx, id, true);
   if (row.status === 'sent') return (await transition(ctx, id, 'view', { viewedAt: new Date() })).view;
   return viewOf(ctx, row);

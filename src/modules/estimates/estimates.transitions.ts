@@ -1,5 +1,5 @@
+import type { CatalogEvent } from '../../delivery/catalog.js';
 import { invalidState } from '../../platform/errors.js';
-import type { CatalogEvent } from '../../webhooks/catalog.js';
 
 export const ESTIMATE_STATUSES = ['draft', 'sent', 'viewed', 'approved', 'declined', 'expired', 'converted'] as const;
 export type EstimateStatus = (typeof ESTIMATE_STATUSES)[number];

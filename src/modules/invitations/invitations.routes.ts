@@ -35,7 +35,7 @@ const Membership = Type.Object({
 
 export default async function invitationRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database, config, mailer, resolver } = app.deps;
+  const { database, config, resolver } = app.deps;
   const tags = ['invitations'];
   const admin = { roles: ['owner', 'admin'] } as const;
 
@@ -55,13 +55,6 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       const inv = await inRequestTenant(database.db, request, (ctx) =>
         createInvitation(ctx, config.baseUrl, request.body),
       );
-      await mailer
-        .send({
-          to: [inv.email],
-          subject: 'You have been invited',
-          text: `Sign up or sign in with ${inv.email}, then POST ${inv.acceptUrl} to join.`,
-        })
-        .catch((err: unknown) => request.log.warn({ err }, 'invitation mail failed'));
       return reply.code(201).send({ data: inv });
     },
   );

@@ -7,6 +7,7 @@ import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { type Ctx, withTenant } from '../../platform/tenancy.js';
+import { queueMail } from '../mail/mail.service.js';
 import { setActiveOrganization } from '../organizations/organizations.service.js';
 
 const TTL_DAYS = 7;
@@ -34,7 +35,16 @@ export async function createInvitation(ctx: Ctx, baseUrl: string, input: { email
       expiresAt: new Date(Date.now() + TTL_DAYS * 86_400_000),
     })
     .returning();
-  return view(row as Row, baseUrl);
+  const invitation = view(row as Row, baseUrl);
+  // Queued with the invitation, sent by the worker (retried while the mail server refuses).
+  await queueMail(ctx, {
+    documentType: 'invitation',
+    documentId: invitation.id,
+    to: [invitation.email],
+    subject: 'You have been invited',
+    text: `Sign up or sign in with ${invitation.email}, then POST ${invitation.acceptUrl} to join.`,
+  });
+  return invitation;
 }
 
 export async function listInvitations(ctx: Ctx, baseUrl: string, page: Page) {

@@ -1,21 +1,14 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { customers, payments } from '../../db/schema/index.js';
-import { notFound } from '../../platform/errors.js';
+import { payments } from '../../db/schema/index.js';
 import { fromCents } from '../../platform/money.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { companyOf, customerOf, type PdfFile, renderDocumentPdf } from '../billing/document-pdf.js';
-import { getOrgSettings } from '../settings/settings.service.js';
+import { type PdfFile, pdfParties, renderDocumentPdf } from '../billing/document-pdf.js';
 import type { InvoiceDetailView } from './invoices.service.js';
 
 /** The invoice as the customer gets it on paper: company, customer, lines, totals, payments, status, due date. */
 export async function renderInvoicePdf(ctx: Ctx, invoice: InvoiceDetailView): Promise<PdfFile> {
   const id = invoice.id;
-  const [customer] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, invoice.customerId)));
-  if (!customer) throw notFound('Customer');
-  const settings = await getOrgSettings(ctx);
+  const parties = await pdfParties(ctx, invoice.customerId);
   const paid = await ctx.tx
     .select()
     .from(payments)
@@ -25,13 +18,11 @@ export async function renderInvoicePdf(ctx: Ctx, invoice: InvoiceDetailView): Pr
     title: 'Invoice',
     number: invoice.invoiceNumber,
     status: invoice.status,
-    currency: settings.currency,
+    ...parties,
     facts: [
       ['Invoice date', invoice.invoiceDate],
       ['Due date', invoice.dueDate],
     ],
-    company: companyOf(settings),
-    customer: customerOf(customer),
     lines: invoice.lineItems,
     subtotal: invoice.subtotal,
     taxRate: invoice.taxRate,

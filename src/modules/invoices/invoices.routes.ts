@@ -29,7 +29,7 @@ import {
 
 export default async function invoiceRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database, mailer, config } = app.deps;
+  const { database, config } = app.deps;
   const tags = ['invoices'];
 
   app.get(
@@ -171,11 +171,11 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/invoices/:id/send',
     {
-      config: { errors: [503] },
       schema: {
         tags,
         summary: 'Email the invoice with a portal link (draft → sent; re-sends keep the status)',
-        description: 'Emits invoice.sent on the first send. 503 if the mail server refuses; nothing changes then.',
+        description:
+          'Emits invoice.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentInvoiceResponse },
@@ -184,7 +184,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) =>
-          sendInvoice(ctx, request.params.id, { mailer, baseUrl: config.baseUrl }),
+          sendInvoice(ctx, request.params.id, { baseUrl: config.baseUrl }),
         ),
       };
     },

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 import { LineItem, LineItemsInput } from '../billing/line-items.js';
+import { LastEmail } from '../mail/mail.schemas.js';
 import { INVOICE_STATUSES } from './invoices.transitions.js';
 
 export const InvoiceStatusSchema = StringEnum(INVOICE_STATUSES);
@@ -38,6 +39,7 @@ const invoiceFields = {
   dueDate: DateOnly(),
   notes: Nullable(Type.String()),
   sentAt: Nullable(DateTime()),
+  lastEmail: LastEmail,
   createdAt: DateTime(),
   updatedAt: DateTime(),
 };
@@ -78,7 +80,21 @@ export const CreateInvoiceBody = Type.Object(
     ),
     notes: Type.Optional(Notes),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        lineItems: [
+          { description: 'Weekly mowing', quantity: 4, unitPrice: 45, taxable: true },
+          { description: 'Hedge trimming', quantity: 1.5, unitPrice: 60 },
+        ],
+        invoiceDate: '2026-04-30',
+        dueDate: '2026-05-30',
+        notes: 'April service',
+      },
+    ],
+  },
 );
 
 export const UpdateInvoiceBody = Type.Object(
@@ -109,7 +125,10 @@ export const PaymentBody = Type.Object(
       Type.String({ maxLength: 200, description: 'Cheque number, transfer reference, … (shown on the payment)' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ amount: 150, paymentDate: '2026-05-03', method: 'check', reference: 'Cheque 1042' }],
+  },
 );
 
 const Bound = (description: string) => Type.String({ minLength: 1, maxLength: 40, description });

@@ -1,31 +1,28 @@
 import { and, asc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
-import { customers, invoiceLineItems, invoices, payments, portalTokens } from '../../db/schema/index.js';
+import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { addDays, today } from '../../platform/dates.js';
-import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import type { Mailer } from '../../platform/mail.js';
 import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import { dateRange } from '../billing/date-filter.js';
-import { mailDocumentLink } from '../billing/document-mail.js';
 import type { PdfFile } from '../billing/document-pdf.js';
 import {
-  finish,
-  type LineItemInputT,
-  lineRows,
-  lineView,
-  type PricedDocument,
-  priceLines,
-  storedToPriced,
-  taxRateFor,
-  totalsColumns,
-} from '../billing/line-items.js';
+  documentLines,
+  documentRows,
+  editedColumns,
+  editParties,
+  refuseLockedFields,
+  sendDocumentLink,
+  startDocument,
+} from '../billing/documents.js';
+import { type LineItemInputT, lineView, type PricedDocument, totalsColumns } from '../billing/line-items.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
-import { type CustomerRow, requireCustomer, requireProperty } from '../customers/customers.refs.js';
-import { createPortalLink } from '../portal/portal.service.js';
+import { type LastEmail, lastEmailOf, lastEmailsOf } from '../mail/mail.service.js';
+import { recordPortalView } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { postInvoiceIssued, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
 import { renderInvoicePdf } from './invoices.pdf.js';
@@ -42,9 +39,8 @@ export type InvoiceRow = typeof invoices.$inferSelect;
 type LineRow = typeof invoiceLineItems.$inferSelect;
 type PaymentRow = typeof payments.$inferSelect;
 
-/** What `send` needs beyond the transaction: the mailer and the public origin for links. */
+/** What `send` needs beyond the transaction: the public origin for links (mail goes through the queue). */
 export interface SendDeps {
-  mailer: Mailer;
   baseUrl: string;
 }
 
@@ -60,7 +56,7 @@ const paymentView = (p: PaymentRow) => ({
   createdAt: p.createdAt,
 });
 
-function invoiceView(r: InvoiceRow, lines: LineRow[]) {
+function invoiceView(r: InvoiceRow, lines: LineRow[], lastEmail: LastEmail | null) {
   return {
     id: r.id,
     invoiceNumber: r.invoiceNumber,
@@ -79,6 +75,7 @@ function invoiceView(r: InvoiceRow, lines: LineRow[]) {
     dueDate: r.dueDate,
     notes: r.notes,
     sentAt: r.sentAt,
+    lastEmail,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -86,17 +83,8 @@ function invoiceView(r: InvoiceRow, lines: LineRow[]) {
 export type InvoiceView = ReturnType<typeof invoiceView>;
 export type InvoiceDetailView = InvoiceView & { payments: ReturnType<typeof paymentView>[] };
 
-async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> {
-  const byInvoice = new Map<string, LineRow[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return byInvoice;
-  const rows = await ctx.tx
-    .select()
-    .from(invoiceLineItems)
-    .where(and(eq(invoiceLineItems.organizationId, ctx.organizationId), inArray(invoiceLineItems.invoiceId, ids)))
-    .orderBy(asc(invoiceLineItems.invoiceId), asc(invoiceLineItems.position));
-  for (const row of rows) byInvoice.get(row.invoiceId)?.push(row);
-  return byInvoice;
-}
+const invoiceLines = documentLines(invoiceLineItems, 'invoiceId');
+const linesOf = (ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> => invoiceLines.of(ctx, ids);
 
 export async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
   const lines = (await linesOf(ctx, [row.id])).get(row.id) ?? [];
@@ -105,19 +93,13 @@ export async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetail
     .from(payments)
     .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.invoiceId, row.id)))
     .orderBy(asc(payments.createdAt), asc(payments.id));
-  return { ...invoiceView(row, lines), payments: paid.map(paymentView) };
+  const lastEmail = await lastEmailOf(ctx, 'invoice', row.id);
+  return { ...invoiceView(row, lines, lastEmail), payments: paid.map(paymentView) };
 }
 
 /** The invoice row, locked FOR UPDATE when it is about to change (payments, refunds, transitions, edits). */
-export async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> {
-  const query = ctx.tx
-    .select()
-    .from(invoices)
-    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Invoice');
-  return row;
-}
+export const findRow = (ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> => invoiceRows.find(ctx, id, lock);
+const invoiceRows = documentRows(invoices, 'invoice');
 
 const upper = (s: string) => s.toUpperCase();
 
@@ -169,11 +151,10 @@ export async function listInvoices(ctx: Ctx, q: InvoiceListQuery, page: Page) {
   if (range.to) where.push(lte(invoices.invoiceDate, range.to));
   const condition = and(...where);
   const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, invoices, condition, page);
-  const lines = await linesOf(
-    ctx,
-    rows.map((r) => r.id),
-  );
-  return { rows: rows.map((r) => invoiceView(r, lines.get(r.id) ?? [])), ...more };
+  const ids = rows.map((r) => r.id);
+  const lines = await linesOf(ctx, ids);
+  const mails = await lastEmailsOf(ctx, 'invoice', ids);
+  return { rows: rows.map((r) => invoiceView(r, lines.get(r.id) ?? [], mails.get(r.id) ?? null)), ...more };
 }
 
 export interface NewInvoice {
@@ -206,7 +187,7 @@ export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceD
       estimateId: doc.estimateId,
     })
     .returning();
-  await insertLines(ctx, id, doc.priced);
+  await invoiceLines.insert(ctx, id, doc.priced);
   const detail = await detailOf(ctx, row as InvoiceRow);
   await emit(ctx, 'invoice.created', eventData(detail));
   return detail;
@@ -226,13 +207,10 @@ const checkDueDate = (invoiceDate: string, dueDate: string) => {
 };
 
 export async function createInvoice(ctx: Ctx, input: CreateInvoiceInput): Promise<InvoiceDetailView> {
-  const settings = await getOrgSettings(ctx);
-  const customer = await requireCustomer(ctx, input.customerId);
-  if (input.propertyId) await requireProperty(ctx, customer.id, input.propertyId);
+  const { settings, customer, priced } = await startDocument(ctx, input);
   const invoiceDate = input.invoiceDate ?? today(settings.timezone);
   const dueDate = input.dueDate ?? addDays(invoiceDate, settings.paymentTermsDays);
   checkDueDate(invoiceDate, dueDate);
-  const priced = await priceLines(ctx, input.lineItems, taxRateFor(customer, settings.taxRate));
   return insertInvoice(ctx, {
     customerId: customer.id,
     propertyId: input.propertyId ?? null,
@@ -255,37 +233,12 @@ export interface UpdateInvoiceInput {
 
 export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceInput): Promise<InvoiceDetailView> {
   const row = await findRow(ctx, id, true);
-  const given = Object.keys(patch).filter((k) => patch[k as keyof UpdateInvoiceInput] !== undefined);
-  if (row.status !== 'draft') {
-    const refused = given.filter((k) => !(LIMITED_EDIT_FIELDS as readonly string[]).includes(k));
-    if (refused.length > 0) {
-      throw invalidState(
-        `A ${row.status.replace('_', ' ')} invoice accepts changes to ${LIMITED_EDIT_FIELDS.join(' and ')} only (not ${refused.join(', ')})`,
-      );
-    }
-  }
-  const customerId = patch.customerId ?? row.customerId;
-  const customerChanged = customerId !== row.customerId;
-  let customer: CustomerRow | undefined;
-  if (customerChanged || patch.lineItems) customer = await requireCustomer(ctx, customerId);
-  let propertyId = row.propertyId;
-  if (patch.propertyId !== undefined) propertyId = patch.propertyId;
-  if (propertyId && (patch.propertyId !== undefined || customerChanged)) {
-    await requireProperty(ctx, customerId, propertyId);
-  }
+  if (row.status !== 'draft') refuseLockedFields('invoice', row.status, patch, LIMITED_EDIT_FIELDS);
+  const parties = await editParties(ctx, row, patch, async () => (await linesOf(ctx, [id])).get(id) ?? []);
   const invoiceDate = patch.invoiceDate ?? row.invoiceDate;
   const dueDate = patch.dueDate ?? row.dueDate;
   checkDueDate(invoiceDate, dueDate);
-
-  // A new customer may change the tax rate (exemption): the stored lines are re-totalled at the new rate.
-  let priced: PricedDocument | undefined;
   const settings = await getOrgSettings(ctx);
-  if (customer) {
-    const { taxRate } = settings;
-    const rate = taxRateFor(customer, taxRate);
-    if (patch.lineItems) priced = await priceLines(ctx, patch.lineItems, rate);
-    else priced = finish(((await linesOf(ctx, [id])).get(id) ?? []).map(storedToPriced), rate);
-  }
 
   // An overdue invoice whose dueDate moves to today or later is no longer overdue.
   let reopen: InvoiceTrigger | undefined;
@@ -297,32 +250,19 @@ export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceIn
     .update(invoices)
     .set({
       ...(reopen ? { status: nextInvoiceStatus('overdue', reopen) } : {}),
-      customerId,
-      propertyId,
+      ...editedColumns(row, patch, parties),
       invoiceDate,
       dueDate,
-      notes: patch.notes === undefined ? row.notes : patch.notes,
-      ...(priced ? totalsColumns(priced) : {}),
-      updatedAt: new Date(),
     })
     .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
     .returning();
-  if (priced && patch.lineItems) {
-    await ctx.tx
-      .delete(invoiceLineItems)
-      .where(and(eq(invoiceLineItems.organizationId, ctx.organizationId), eq(invoiceLineItems.invoiceId, id)));
-    await insertLines(ctx, id, priced);
-  }
+  if (parties.priced && patch.lineItems) await invoiceLines.replace(ctx, id, parties.priced);
   const detail = await detailOf(ctx, updated as InvoiceRow);
   if (reopen) await emitInvoiceTransition(ctx, reopen, row.status, detail);
   return detail;
 }
 
-export async function deleteInvoice(ctx: Ctx, id: string): Promise<void> {
-  const row = await findRow(ctx, id, true);
-  if (row.status !== 'draft') throw invalidState(`Only a draft invoice can be deleted; this one is ${row.status}`);
-  await ctx.tx.delete(invoices).where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)));
-}
+export const deleteInvoice = (ctx: Ctx, id: string): Promise<void> => invoiceRows.deleteDraft(ctx, id);
 
 /** The ledger entry of a transition, in its transaction (operations.md §3). */
 async function postTransition(ctx: Ctx, trigger: InvoiceTrigger, before: InvoiceRow, after: InvoiceRow) {
@@ -355,42 +295,36 @@ export const voidInvoice = async (ctx: Ctx, id: string) => (await transition(ctx
 export const writeOffInvoice = async (ctx: Ctx, id: string) => (await transition(ctx, id, 'write_off')).detail;
 
 /**
- * Sends (or re-sends) the invoice: a fresh portal link, the transition, its events,
- * and last the mail, so a refused mail rolls everything back.
+ * Sends (or re-sends) the invoice: the transition and its events, a fresh portal
+ * link, and the mail queued in the same transaction (the worker delivers it with
+ * the PDF; `lastEmail` shows how that went).
  */
 export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
   const { detail } = await transition(ctx, id, 'send', { sentAt: new Date() });
-  const [customer] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, detail.customerId)));
-  if (!customer) throw notFound('Customer');
-  const settings = await getOrgSettings(ctx);
-  const link = await createPortalLink(ctx, deps.baseUrl, 'invoice', id);
-  const from = settings.companyName ?? settings.name;
-  const pdf = await renderInvoicePdf(ctx, detail);
-  const emailedTo = await mailDocumentLink(deps.mailer, customer, {
-    attachments: [{ filename: pdf.filename, content: pdf.content, contentType: 'application/pdf' }],
+  const doc = { type: 'invoice' as const, id, customerId: detail.customerId };
+  const sent = await sendDocumentLink(ctx, doc, deps.baseUrl, ({ settings, from, url }) => ({
     subject: `Invoice ${detail.invoiceNumber} from ${from}`,
     lines: [
       `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
       `Balance due: ${detail.balance.toFixed(2)} ${settings.currency}.`,
       '',
-      `View it online: ${link.url}`,
+      `View it online: ${url}`,
       '',
       `— ${from}`,
     ],
-  });
-  return { ...detail, portalUrl: link.url, emailedTo };
+  }));
+  return {
+    ...detail,
+    lastEmail: sent.lastEmail ?? detail.lastEmail,
+    portalUrl: sent.portalUrl,
+    emailedTo: sent.emailedTo,
+  };
 }
 
 /** The customer's view through a link; records when the link was last opened. */
 export async function viewInvoiceInPortal(ctx: Ctx, id: string) {
   const detail = await getInvoice(ctx, id);
-  await ctx.tx
-    .update(portalTokens)
-    .set({ lastViewedAt: new Date() })
-    .where(and(eq(portalTokens.organizationId, ctx.organizationId), eq(portalTokens.id, ctx.actor.id)));
+  await recordPortalView(ctx);
   return detail;
 }
 
@@ -433,12 +367,4 @@ export async function markInvoicesOverdue(ctx: Ctx, todayDate: string, limit: nu
     moved++;
   }
   return moved;
-}
-
-async function insertLines(ctx: Ctx, invoiceId: string, priced: PricedDocument) {
-  await ctx.tx
-    .insert(invoiceLineItems)
-    .values(
-      lineRows(priced.lines).map((l) => ({ ...l, id: newId('lin'), organizationId: ctx.organizationId, invoiceId })),
-    );
 }

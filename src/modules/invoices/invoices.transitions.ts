@@ -1,5 +1,5 @@
+import type { CatalogEvent } from '../../delivery/catalog.js';
 import { invalidState } from '../../platform/errors.js';
-import type { CatalogEvent } from '../../webhooks/catalog.js';
 
 export const INVOICE_STATUSES = ['draft', 'sent', 'partially_paid', 'paid', 'overdue', 'void', 'written_off'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];

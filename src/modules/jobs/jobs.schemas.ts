@@ -88,7 +88,19 @@ export const CreateJobBody = Type.Object(
       Type.Boolean({ description: 'true: create as a draft (no event) to publish later with POST /publish' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        propertyId: 'prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U',
+        scheduledDate: '2026-05-04',
+        services: ['Mowing', 'Edging'],
+        notes: 'Bag the clippings',
+        checklist: ['Mow front', 'Mow back', 'Edge walkways'],
+      },
+    ],
+  },
 );
 
 export const UpdateJobBody = Type.Object(

@@ -1,12 +1,12 @@
 import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import { jobActivity, jobChecklistItems, jobs, members } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
@@ -310,6 +310,7 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   }
   if (input.status !== undefined) {
     patch.status = input.status;
+    if (input.status === 'completed') patch.completedAt = new Date();
     entries.push(['status_changed', `Status changed from ${from} to ${input.status}`]);
   }
   if (entries.length === 0) return jobDetail(ctx, job);

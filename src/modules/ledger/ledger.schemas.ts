@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 import { ACCOUNT_TYPES, CHART_OF_ACCOUNTS } from './ledger.accounts.js';
 
 const Code = StringEnum(

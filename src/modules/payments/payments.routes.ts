@@ -1,10 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { SecretBox } from '../../delivery/secrets.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { Envelope, IdParams } from '../../platform/schemas.js';
-import { inTenant } from '../../platform/tenancy.js';
-import { SecretBox } from '../../webhooks/secrets.js';
+import { inTenant, systemActor } from '../../platform/tenancy.js';
+import depositRoutes from './deposits.routes.js';
+import paymentIntentRoutes from './payment-intents.routes.js';
 import {
   PaymentListQuery,
   PaymentListResponse,
@@ -15,7 +17,9 @@ import {
   StripeParams,
 } from './payments.schemas.js';
 import { getPayment, listPayments, refundThroughApi } from './payments.service.js';
-import { applyStripeEvent, stripeSecretOfOrganization, verifiedStripeEvent } from './payments.stripe.js';
+import { stripeSecretOfOrganization, verifiedStripeEvent } from './payments.stripe.js';
+import type { StripeDeps } from './stripe-client.js';
+import { applyStripeEvent, HANDLED_STRIPE_EVENTS } from './stripe-events.js';
 
 export default async function paymentRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -81,7 +85,10 @@ export default async function paymentRoutes(fastify: FastifyInstance) {
     },
   );
 
-  await app.register(stripeEventRoute, { box: new SecretBox(config.authSecret) });
+  const stripe: StripeDeps = { box: new SecretBox(config.authSecret), api: config.stripeApi };
+  await app.register(paymentIntentRoutes, { stripe });
+  await app.register(depositRoutes);
+  await app.register(stripeEventRoute, { stripe });
 }
 
 /**
@@ -89,7 +96,7 @@ export default async function paymentRoutes(fastify: FastifyInstance) {
  * bytes Stripe sent, so this one route keeps the body as a raw string (its own
  * content-type parser); JSON handling everywhere else is untouched.
  */
-async function stripeEventRoute(fastify: FastifyInstance, opts: { box: SecretBox }) {
+async function stripeEventRoute(fastify: FastifyInstance, opts: { stripe: StripeDeps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   app.removeAllContentTypeParsers();
@@ -105,9 +112,11 @@ async function stripeEventRoute(fastify: FastifyInstance, opts: { box: SecretBox
       schema: {
         tags: ['payments'],
         summary:
-          'Stripe events in (no session; Stripe-Signature checked against settings stripeWebhookSecret, 300 s tolerance): payment_intent.succeeded, charge.refunded, refund.created',
+          'Stripe events in (no session; Stripe-Signature checked against settings stripeWebhookSecret, 300 s tolerance)',
         description:
           'Point a Stripe webhook endpoint at this URL. The body is the Stripe Event JSON exactly as Stripe sent it. ' +
+          `Handled (one handler per type): ${HANDLED_STRIPE_EVENTS.join(', ')}. ` +
+          'payment_intent.succeeded records the payment once and marks the payment intent succeeded, whatever order events arrive in; processing, payment_failed and canceled move the intent; payout.paid records a deposit and matches the card payments of the payout; payout.failed (a returned payout) removes it. ' +
           'A bad or stale signature, a currency other than the organization’s, a missing or unknown metadata.invoiceId → 400 with nothing written. ' +
           'Replays answer 200 with outcome duplicate; other event types 200 with outcome ignored. ' +
           'A refund whose payment has not arrived yet → 409 (Stripe retries it).',
@@ -118,12 +127,13 @@ async function stripeEventRoute(fastify: FastifyInstance, opts: { box: SecretBox
     },
     async (request) => {
       const { organizationId } = request.params;
-      const secret = await stripeSecretOfOrganization(database.db, opts.box, organizationId);
+      const secret = await stripeSecretOfOrganization(database.db, opts.stripe.box, organizationId);
       const raw = typeof request.body === 'string' ? request.body : '';
       const signature = request.headers['stripe-signature'];
       const event = verifiedStripeEvent(raw, Array.isArray(signature) ? signature[0] : signature, secret);
-      const actor = { kind: 'system' as const, id: 'stripe', role: 'admin' as const };
-      const outcome = await inTenant(database.db, organizationId, actor, (ctx) => applyStripeEvent(ctx, event));
+      const outcome = await inTenant(database.db, organizationId, systemActor('stripe'), (ctx) =>
+        applyStripeEvent(ctx, event, opts.stripe),
+      );
       return { data: { received: true as const, outcome } };
     },
   );

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 import { InvoiceDetail, PAYMENT_METHODS } from '../invoices/invoices.schemas.js';
 import { PAYMENT_ORIGINS, PAYMENT_STATUSES, REFUND_ORIGINS } from './payments.states.js';
 

@@ -2,13 +2,15 @@ import { eq } from 'drizzle-orm';
 import Stripe from 'stripe';
 import type { Db } from '../../db/client.js';
 import { organizations } from '../../db/schema/index.js';
+import type { SecretBox } from '../../delivery/secrets.js';
 import { today } from '../../platform/dates.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { type Ctx, withTenant } from '../../platform/tenancy.js';
-import type { SecretBox } from '../../webhooks/secrets.js';
 import { findRow } from '../invoices/invoices.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
+import { moveIntentByEvent } from './payment-intents.service.js';
 import { paymentByProcessorId, receivePayment, refundPayment, refundRecorded } from './payments.service.js';
+import { stripeAmountToCents } from './stripe-client.js';
 
 /** Stripe's own default: a signature older than five minutes is a replay, refused. */
 export const STRIPE_TOLERANCE_SECONDS = 300;
@@ -59,46 +61,7 @@ export function verifiedStripeEvent(rawBody: string, signature: string | undefin
   }
 }
 
-/*
- * Stripe amounts are in the currency's minor unit, which is not always a cent:
- * zero-decimal currencies count whole units and three-decimal ones thousandths.
- * UGX and ISK are zero-decimal for Stripe but sent with two decimals for backwards
- * compatibility, so they stay out of the zero-decimal list (Stripe's currency docs).
- */
-const ZERO_DECIMAL = new Set([
-  'BIF',
-  'CLP',
-  'DJF',
-  'GNF',
-  'JPY',
-  'KMF',
-  'KRW',
-  'MGA',
-  'PYG',
-  'RWF',
-  'VND',
-  'VUV',
-  'XAF',
-  'XOF',
-  'XPF',
-]);
-const THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
-
-/** Stripe minor units → our integer cents, exactly (an amount cents cannot hold is a 400). */
-export function stripeAmountToCents(amount: unknown, currency: string, field: string): number {
-  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) {
-    throw invalidField(field, 'must be a non-negative integer amount in minor units');
-  }
-  const code = currency.toUpperCase();
-  if (ZERO_DECIMAL.has(code)) return amount * 100;
-  if (THREE_DECIMAL.has(code)) {
-    if (amount % 10 !== 0) throw invalidField(field, `${amount} ${code} thousandths is not a whole cent`);
-    return amount / 10;
-  }
-  return amount;
-}
-
-function checkCurrency(currency: unknown, orgCurrency: string, field: string): string {
+export function checkCurrency(currency: unknown, orgCurrency: string, field: string): string {
   if (typeof currency !== 'string' || currency.toUpperCase() !== orgCurrency.toUpperCase()) {
     throw invalidField(
       field,
@@ -108,33 +71,22 @@ function checkCurrency(currency: unknown, orgCurrency: string, field: string): s
   return orgCurrency;
 }
 
-const idOf = (ref: unknown): string | undefined =>
+export const idOf = (ref: unknown): string | undefined =>
   typeof ref === 'string'
     ? ref
     : typeof (ref as { id?: unknown })?.id === 'string'
       ? (ref as { id: string }).id
       : undefined;
 
-/** Runs inside the organization's transaction: the whole event is recorded, or nothing. */
-export async function applyStripeEvent(ctx: Ctx, event: Stripe.Event): Promise<StripeOutcome> {
-  switch (event.type) {
-    case 'payment_intent.succeeded':
-      return paymentIntentSucceeded(ctx, event.data.object, event.created);
-    case 'charge.refunded': {
-      const charge = event.data.object;
-      const refunds = charge.refunds?.data ?? [];
-      return stripeRefunds(ctx, idOf(charge.payment_intent), refunds, 'data.object.payment_intent');
-    }
-    case 'refund.created': {
-      const refund = event.data.object;
-      return stripeRefunds(ctx, idOf(refund.payment_intent), [refund], 'data.object.payment_intent');
-    }
-    default:
-      return 'ignored';
-  }
-}
-
-async function paymentIntentSucceeded(ctx: Ctx, intent: Stripe.PaymentIntent, created: number): Promise<StripeOutcome> {
+/**
+ * `payment_intent.succeeded`: the payment, once per intent (the invoice lock, then the
+ * processor id check, then the unique index), and the intent row moved to succeeded.
+ */
+export async function paymentIntentSucceeded(
+  ctx: Ctx,
+  intent: Stripe.PaymentIntent,
+  created: number,
+): Promise<StripeOutcome> {
   const settings = await getOrgSettings(ctx);
   checkCurrency(intent.currency, settings.currency, 'data.object.currency');
   const invoiceId = intent.metadata?.invoiceId;
@@ -154,8 +106,12 @@ async function paymentIntentSucceeded(ctx: Ctx, intent: Stripe.PaymentIntent, cr
     }
     throw err;
   });
-  if (await paymentByProcessorId(ctx, intent.id)) return 'duplicate';
-  await receivePayment(ctx, invoice, {
+  const existing = await paymentByProcessorId(ctx, intent.id);
+  if (existing) {
+    const moved = await moveIntentByEvent(ctx, intent.id, 'succeed', created, { paymentId: existing.id });
+    return moved ? 'recorded' : 'duplicate';
+  }
+  const recorded = await receivePayment(ctx, invoice, {
     amountCents,
     paymentDate: today(settings.timezone, new Date(created * 1000)),
     method: 'card',
@@ -164,11 +120,12 @@ async function paymentIntentSucceeded(ctx: Ctx, intent: Stripe.PaymentIntent, cr
     processorPaymentId: intent.id,
     keepExcess: true,
   });
+  await moveIntentByEvent(ctx, intent.id, 'succeed', created, { paymentId: recorded.payment.id, lastError: null });
   return 'recorded';
 }
 
 /** Refunds count once per Stripe refund id, whichever event (charge.refunded, refund.created) brings them. */
-async function stripeRefunds(
+export async function stripeRefunds(
   ctx: Ctx,
   intentId: string | undefined,
   refunds: Stripe.Refund[],

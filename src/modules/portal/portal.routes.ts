@@ -1,10 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { SecretBox } from '../../delivery/secrets.js';
 import { notFound } from '../../platform/errors.js';
 import { Envelope } from '../../platform/schemas.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
+import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schemas.js';
+import { createIntent } from '../payments/payment-intents.service.js';
 import { portalHandlers } from './portal.handlers.js';
 import { resolvePortalToken } from './portal.service.js';
 
@@ -32,8 +35,9 @@ const ActionBody = Type.Optional(
  */
 export default async function portalRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database } = app.deps;
+  const { database, config } = app.deps;
   const tags = ['portal'];
+  const stripe = { box: new SecretBox(config.authSecret), api: config.stripeApi };
   const meta = (ip: string, ua: string | undefined) => ({ ip, userAgent: ua ?? '' });
 
   app.get(
@@ -85,6 +89,36 @@ export default async function portalRoutes(fastify: FastifyInstance) {
       const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
       const file = await inTenant(database.db, target.organizationId, actor, (ctx) => pdf(ctx, target.documentId));
       return sendPdf(reply, file);
+    },
+  );
+
+  app.post(
+    '/api/portal/:token/pay',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Pay the linked invoice by card: a Stripe payment intent (amount defaults to the balance)',
+        description:
+          "No session: the link's token is the credential. Creates a Stripe PaymentIntent as POST /api/payments/intents does (source PORTAL); hand clientSecret to Stripe.js. Coming back to the link for the same amount answers the intent already started while it waits for payment (one PaymentIntent per checkout). " +
+          'A link to an estimate or contract, an unknown or expired token → 404; a draft, paid or void invoice → 409; an amount above the balance → 400; the organization without Stripe configured → 409.',
+        security: [],
+        params: TokenParams,
+        body: PortalPayBody,
+        response: { 201: IntentResponse },
+      },
+    },
+    async (request, reply) => {
+      const target = await resolvePortalToken(database.db, request.params.token);
+      if (target.documentType !== 'invoice') throw notFound('Invoice');
+      const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
+      const data = await createIntent(
+        (fn) => inTenant(database.db, target.organizationId, actor, fn),
+        stripe,
+        { invoiceId: target.documentId, amount: request.body?.amount },
+        'PORTAL',
+      );
+      return reply.code(201).send({ data });
     },
   );
 

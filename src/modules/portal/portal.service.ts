@@ -63,3 +63,16 @@ export async function resolvePortalToken(db: Db, token: string): Promise<PortalT
     documentId: row.documentId,
   };
 }
+
+/**
+ * The customer opened a document through their link (`ctx.actor` is the portal
+ * token): records when. The one write to portal_tokens outside this module's own
+ * functions goes through here.
+ */
+export async function recordPortalView(ctx: Ctx): Promise<void> {
+  if (ctx.actor.kind !== 'portal') return;
+  await ctx.tx
+    .update(portalTokens)
+    .set({ lastViewedAt: new Date() })
+    .where(and(eq(portalTokens.organizationId, ctx.organizationId), eq(portalTokens.id, ctx.actor.id)));
+}

@@ -19,7 +19,22 @@ const fields = {
 
 export const CreatePropertyBody = Type.Object(
   { customerId: Type.String({ minLength: 1, maxLength: 64, description: 'A live customer (cus_…)' }), ...fields },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        name: 'Front yard',
+        street: '18 Maple Court',
+        city: 'Springfield',
+        state: 'IL',
+        zip: '62704',
+        accessNotes: 'Side gate; friendly dog',
+        gateCode: '4512',
+        lotSize: 8200,
+      },
+    ],
+  },
 );
 export const UpdatePropertyBody = Type.Object(
   { ...fields, street: Type.Optional(fields.street) },

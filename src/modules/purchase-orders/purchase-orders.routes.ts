@@ -27,7 +27,7 @@ import {
 /** Every role may order materials; turning an order into a bill is payables work (owner/admin). */
 export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database, mailer } = app.deps;
+  const { database } = app.deps;
   const tags = ['purchase-orders'];
 
   app.get(
@@ -126,14 +126,14 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
         tags,
         summary: 'draft → sent; mails the vendor when it has an email (emits purchase-order.sent)',
         description:
-          'Moves a draft to sent and emails the vendor when it has an email address; any other status → 409 INVALID_STATE. 503 if the mail server refuses; nothing changes then.',
+          'Moves a draft to sent and emails the vendor when it has an email address; any other status → 409 INVALID_STATE. The mail is queued and sent in the background, retried while the mail server refuses.',
         params: IdParams,
         body: EmptyBody,
         response: { 200: SentPoResponse },
       },
     },
     async (request) => ({
-      data: await inRequestTenant(database.db, request, (ctx) => sendPurchaseOrder(ctx, request.params.id, mailer)),
+      data: await inRequestTenant(database.db, request, (ctx) => sendPurchaseOrder(ctx, request.params.id)),
     }),
   );
 

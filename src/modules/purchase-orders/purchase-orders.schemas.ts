@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { StringEnum } from '../billing/enum.js';
 import { BillResponse } from '../bills/bills.schemas.js';
 import { PO_STATUSES } from './purchase-orders.states.js';
 

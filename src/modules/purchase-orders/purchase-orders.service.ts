@@ -1,17 +1,17 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
 import { jobs, purchaseOrderLines, purchaseOrders } from '../../db/schema/index.js';
+import { emit } from '../../delivery/outbox.js';
 import { addDays, today } from '../../platform/dates.js';
-import { AppError, invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import type { Mailer } from '../../platform/mail.js';
 import { checkQuantity, fromCents, lineAmountCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { emit } from '../../webhooks/outbox.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { insertBill } from '../bills/bills.service.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';
+import { queueMail } from '../mail/mail.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireVendor } from '../vendors/vendors.service.js';
 import type { CreatePoInput, UpdatePoInput } from './purchase-orders.schemas.js';
@@ -253,11 +253,11 @@ export const receivePurchaseOrder = (ctx: Ctx, id: string) => transition(ctx, id
 export const cancelPurchaseOrder = (ctx: Ctx, id: string) => transition(ctx, id, 'cancel');
 
 /**
- * draft → sent, then the mail to the vendor last inside the transaction: a mail
- * server that refuses rolls the send back (503), as invoices do. A vendor without
- * an email gets no mail; the order is still sent (emailedTo empty).
+ * draft → sent, with the mail to the vendor queued in the same transaction (the
+ * worker sends it, retrying while the mail server refuses). A vendor without an
+ * email gets no mail; the order is still sent (emailedTo empty).
  */
-export async function sendPurchaseOrder(ctx: Ctx, id: string, mailer: Mailer) {
+export async function sendPurchaseOrder(ctx: Ctx, id: string) {
   const view = await transition(ctx, id, 'send');
   const vendor = await requireVendor(ctx, view.vendorId, { allowInactive: true });
   const emailedTo = vendor.email ? [vendor.email] : [];
@@ -268,28 +268,26 @@ export async function sendPurchaseOrder(ctx: Ctx, id: string, mailer: Mailer) {
       (l) =>
         `- ${l.description}: ${l.quantity} × ${l.unitCost.toFixed(2)} = ${l.amount.toFixed(2)} ${settings.currency}`,
     );
-    try {
-      await mailer.send({
-        to: emailedTo,
-        subject: `Purchase order ${view.poNumber} from ${from}`,
-        text: [
-          `Hello ${vendor.name},`,
-          '',
-          `Please supply the following (purchase order ${view.poNumber}, dated ${view.orderDate}):`,
-          '',
-          ...lines,
-          '',
-          `Total: ${view.total.toFixed(2)} ${settings.currency}`,
-          ...(view.expectedDate ? [`Expected by: ${view.expectedDate}`] : []),
-          ...(view.notes ? ['', view.notes] : []),
-          '',
-          `— ${from}`,
-          '',
-        ].join('\n'),
-      });
-    } catch {
-      throw new AppError('SERVICE_UNAVAILABLE', 'The mail server did not accept the message; nothing was changed');
-    }
+    await queueMail(ctx, {
+      documentType: 'purchase_order',
+      documentId: id,
+      to: emailedTo,
+      subject: `Purchase order ${view.poNumber} from ${from}`,
+      text: [
+        `Hello ${vendor.name},`,
+        '',
+        `Please supply the following (purchase order ${view.poNumber}, dated ${view.orderDate}):`,
+        '',
+        ...lines,
+        '',
+        `Total: ${view.total.toFixed(2)} ${settings.currency}`,
+        ...(view.expectedDate ? [`Expected by: ${view.expectedDate}`] : []),
+        ...(view.notes ? ['', view.notes] : []),
+        '',
+        `— ${from}`,
+        '',
+      ].join('\n'),
+    });
   }
   return { ...view, emailedTo };
 }

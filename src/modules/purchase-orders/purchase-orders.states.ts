@@ -1,5 +1,5 @@
+import type { CatalogEvent } from '../../delivery/catalog.js';
 import { invalidState } from '../../platform/errors.js';
-import type { CatalogEvent } from '../../webhooks/catalog.js';
 
 export const PO_STATUSES = ['draft', 'sent', 'received', 'cancelled'] as const;
 export type PoStatus = (typeof PO_STATUSES)[number];

@@ -37,6 +37,13 @@ const writeOnly = {
         'Write-only: the signing secret (whsec_…) of the Stripe endpoint pointing at POST /api/payments/stripe/{organizationId}; stored encrypted, never shown back (GET shows stripeWebhookConfigured); null removes it',
     }),
   ),
+  stripeSecretKey: Nullable(
+    Type.String({
+      pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9_]{8,250}$',
+      description:
+        'Write-only: the Stripe secret API key (sk_… or a restricted rk_… allowed to write PaymentIntents and read balance transactions) that creates payment intents; stored encrypted, never shown back (GET shows stripeSecretKeyConfigured); null removes it',
+    }),
+  ),
 };
 
 export const UpdateSettingsBody = Type.Object(
@@ -58,6 +65,9 @@ export const Settings = Type.Object(
     billApprovalThreshold: Nullable(Type.Number()),
     stripeWebhookConfigured: Type.Boolean({
       description: 'Whether a Stripe webhook signing secret is set (the secret itself is never shown)',
+    }),
+    stripeSecretKeyConfigured: Type.Boolean({
+      description: 'Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown)',
     }),
     plan: Type.Enum(['starter', 'pro', 'business'], { description: 'Read-only' }),
   },

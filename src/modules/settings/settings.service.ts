@@ -2,11 +2,11 @@ import { Decimal } from 'decimal.js';
 import { eq } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
 import { organizations } from '../../db/schema/index.js';
+import type { SecretBox } from '../../delivery/secrets.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { SecretBox } from '../../webhooks/secrets.js';
 import type { UpdateSettingsInput } from './settings.schemas.js';
 
 /** Organization settings (decisions §4) with their defaults. Money thresholds are cents. */
@@ -23,6 +23,8 @@ export interface OrgSettings {
   companyAddress: string | null;
   /** Stripe's endpoint signing secret, sealed with SecretBox (write-only: never shown back). */
   stripeWebhookSecretSealed: string | null;
+  /** The organization's Stripe secret API key (sk_…/rk_…), sealed with SecretBox (write-only). */
+  stripeSecretKeySealed: string | null;
   plan: string;
   name: string;
 }
@@ -37,6 +39,7 @@ export const SETTINGS_DEFAULTS = {
   companyPhone: null,
   companyAddress: null,
   stripeWebhookSecretSealed: null,
+  stripeSecretKeySealed: null,
 } as const;
 
 /** The settings of the context's organization; every module reads them through here. */
@@ -71,6 +74,7 @@ export function settingsView(s: OrgSettings) {
     companyPhone: s.companyPhone,
     companyAddress: s.companyAddress,
     stripeWebhookConfigured: s.stripeWebhookSecretSealed !== null,
+    stripeSecretKeyConfigured: s.stripeSecretKeySealed !== null,
     plan: s.plan as Plan,
   };
 }
@@ -108,6 +112,11 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     if (input.stripeWebhookSecret !== null && !box) throw new Error('updateOrgSettings needs a SecretBox to seal');
     patch.stripeWebhookSecretSealed =
       input.stripeWebhookSecret === null ? null : (box as SecretBox).seal(input.stripeWebhookSecret);
+  }
+  if (input.stripeSecretKey !== undefined) {
+    if (input.stripeSecretKey !== null && !box) throw new Error('updateOrgSettings needs a SecretBox to seal');
+    patch.stripeSecretKeySealed =
+      input.stripeSecretKey === null ? null : (box as SecretBox).seal(input.stripeSecretKey);
   }
   const [org] = await ctx.tx
     .select({ settings: organizations.settings })

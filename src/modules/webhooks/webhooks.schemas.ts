@@ -16,7 +16,16 @@ const Description = Type.String({ maxLength: 500 });
 
 export const CreateWebhookBody = Type.Object(
   { url: Url, events: Events, description: Type.Optional(Nullable(Description)) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        url: 'https://hooks.example.com/crm',
+        events: ['invoice.paid', 'job.completed'],
+        description: 'Accounting sync',
+      },
+    ],
+  },
 );
 export const UpdateWebhookBody = Type.Object(
   { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Nullable(Description)) },

@@ -1,15 +1,15 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
+import { isKnownEvent, TEST_EVENT } from '../../delivery/catalog.js';
+import { deliveryBody, notifyWorkers } from '../../delivery/fanout.js';
+import { newWebhookSecret, type SecretBox } from '../../delivery/secrets.js';
+import { registrationBlockedReason } from '../../delivery/ssrf.js';
 import { AppError, type FieldIssue, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { isKnownEvent, TEST_EVENT } from '../../webhooks/catalog.js';
-import { deliveryBody, notifyWorkers } from '../../webhooks/fanout.js';
-import { newWebhookSecret, type SecretBox } from '../../webhooks/secrets.js';
-import { registrationBlockedReason } from '../../webhooks/ssrf.js';
 
 /** Spec Part 8: after a rotation the previous secret keeps signing for 24 hours. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;

@@ -1,8 +1,11 @@
+import { createWebhookTask } from '../delivery/delivery.task.js';
 import { billPaymentTask } from '../modules/bill-payments/bill-payments.tasks.js';
 import { billingTasks } from '../modules/billing/billing.tasks.js';
 import { contractLifecycleTask } from '../modules/contracts/contracts.lifecycle.js';
 import { crewTrackingTasks } from '../modules/crew-tracking/locations.tasks.js';
-import { createWebhookTask } from '../webhooks/worker.js';
+import { exportTasks } from '../modules/exports/exports.tasks.js';
+import { mailTask } from '../modules/mail/mail.tasks.js';
+import { createWorkflowTask } from '../modules/workflows/workflows.tasks.js';
 import type { WorkerTask } from './runner.js';
 
 /** Every background task the worker runs. Modules add theirs here. */
@@ -12,4 +15,7 @@ export const workerTasks: WorkerTask[] = [
   contractLifecycleTask,
   billPaymentTask,
   ...crewTrackingTasks,
+  createWorkflowTask(),
+  ...exportTasks,
+  mailTask,
 ];

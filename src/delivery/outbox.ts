@@ -21,7 +21,14 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
     // A programming error, never user input: refuse loudly rather than record junk.
     throw new AppError('INTERNAL', `Unknown event type ${type}`);
   }
-  const row = { id: newId('evt'), organizationId: ctx.organizationId, type, data, createdAt: new Date() };
+  const row = {
+    id: newId('evt'),
+    organizationId: ctx.organizationId,
+    type,
+    data,
+    depth: ctx.eventDepth ?? 0,
+    createdAt: new Date(),
+  };
   await ctx.tx.insert(events).values(row);
   // Delivered with the commit (never on rollback): wakes LISTENing workers without polling delay.
   await notifyWorkers(ctx.tx);

@@ -1,8 +1,8 @@
 import pg from 'pg';
+import type { TaskContext, WorkerTask } from '../background/runner.js';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/client.js';
 import { asPlatform } from '../platform/cross-tenant.js';
-import type { TaskContext, WorkerTask } from '../worker/runner.js';
 import { type AttemptResult, createSender, DELIVERY_TIMEOUT_MS, type Sender } from './delivery.js';
 import { dispatchEvents, WAKE_CHANNEL } from './fanout.js';
 import { type ClaimedDelivery, claimDeliveries, type RecordOutcome, recordAttempt, recordSuccesses } from './queue.js';
@@ -345,7 +345,7 @@ async function listenForWork(database: Database, log: Log, onWake: () => void): 
   };
 }
 
-/** The worker task (src/worker/tasks.ts). Options exist for tests and benchmarks. */
+/** The worker task (src/background/tasks.ts). Options exist for tests and benchmarks. */
 export function createWebhookTask(opts: WebhookWorkerOptions = {}): WorkerTask {
   let worker: WebhookWorker | undefined;
   const get = (ctx: TaskContext) => {

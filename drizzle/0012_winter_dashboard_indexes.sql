@@ -1,0 +1,2 @@
+CREATE INDEX "storms_org_started_idx" ON "storms" USING btree ("organization_id","started_at");--> statement-breakpoint
+CREATE INDEX "winter_visits_org_serviced_idx" ON "winter_visits" USING btree ("organization_id","serviced_at") WHERE "winter_visits"."status" = 'serviced';

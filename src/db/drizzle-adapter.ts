@@ -1,0 +1,75 @@
+import type { ExtractTablesWithRelations, RelationalSchemaConfig } from 'drizzle-orm';
+import {
+  drizzle as drizzlePg,
+  NodePgSession,
+  type NodePgSessionOptions,
+  NodePgTransaction,
+} from 'drizzle-orm/node-postgres';
+import type { PgDialect } from 'drizzle-orm/pg-core';
+import pg from 'pg';
+import type { Db, Schema, Tx } from './client.js';
+import * as schema from './schema/index.js';
+
+/*
+ * THE one place that leans on drizzle-orm internals, for two measured work-arounds:
+ *  - `poolTransactionParts` + `transactionOnClient`: tenancy.ts runs BEGIN and the
+ *    transaction settings as one round trip on a client it checked out itself, then
+ *    hands Drizzle a transaction bound to that client (bench/parts/customers.ts);
+ *  - `ownedClientTransaction`: a Pool transaction whose client is always released,
+ *    even when BEGIN fails (drizzle-orm 0.45 leaks it: a few outages exhaust the pool).
+ * What they rely on (a NodePgSession's `client`, `dialect`, `schema`, `options`
+ * fields and the NodePgSession/NodePgTransaction constructors) is not public API:
+ * test/platform/drizzle-adapter.test.ts fails loudly when an upgrade changes it.
+ */
+
+/** The drizzle-orm version these work-arounds were checked against (the adapter test compares). */
+export const VERIFIED_DRIZZLE_VERSION = '0.45.4';
+
+export interface PoolTransactionParts {
+  pool: pg.Pool;
+  dialect: PgDialect;
+  schema: RelationalSchemaConfig<ExtractTablesWithRelations<Schema>> | undefined;
+  options: NodePgSessionOptions;
+}
+
+/** The parts of a Drizzle handle over a pg Pool; undefined for any other driver (PGlite). */
+export function poolTransactionParts(db: Db): PoolTransactionParts | undefined {
+  const session = db._.session;
+  if (!(session instanceof NodePgSession)) return undefined;
+  const internals = session as unknown as {
+    client: unknown;
+    dialect: PgDialect;
+    schema: PoolTransactionParts['schema'];
+    options: NodePgSessionOptions;
+  };
+  if (!(internals.client instanceof pg.Pool)) return undefined;
+  return { pool: internals.client, dialect: internals.dialect, schema: internals.schema, options: internals.options };
+}
+
+/** A Drizzle transaction handle on a client already inside BEGIN (the caller commits or rolls back). */
+export function transactionOnClient(parts: PoolTransactionParts, client: pg.PoolClient): Tx {
+  const session = new NodePgSession(client, parts.dialect, parts.schema, parts.options);
+  return new NodePgTransaction(parts.dialect, session, parts.schema) as unknown as Tx;
+}
+
+/**
+ * drizzle-orm 0.45's Pool transaction sends BEGIN before its try/finally, so a BEGIN
+ * that fails on a dropped connection never returns the client to the pool: a few
+ * database outages exhaust the pool and every request (and the worker) then hangs.
+ * Here the client is checked out by us and always released, and discarded on error.
+ */
+export function ownedClientTransaction(pool: pg.Pool) {
+  return async <T>(fn: (tx: Tx) => Promise<T>, config?: Parameters<Db['transaction']>[1]): Promise<T> => {
+    const client = await pool.connect();
+    let failure: Error | undefined;
+    try {
+      const db = drizzlePg({ client, schema }) as unknown as Db;
+      return await db.transaction(fn, config);
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.release(failure);
+    }
+  };
+}

@@ -1,0 +1,97 @@
+import { bigint, date, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { invoices, payments } from './billing.js';
+import { createdAt, organizationId, updatedAt } from './columns.js';
+
+/*
+ * Issue 19: card payments started here (Stripe PaymentIntents) and the deposits that
+ * group money which reached the bank (reconciliation). Money is integer cents.
+ */
+
+const cents = (name: string) => bigint(name, { mode: 'number' });
+
+/**
+ * A Stripe PaymentIntent created for an invoice, from the API or the portal. Its status
+ * follows Stripe's events; `payment_intent.succeeded` records the payment (linked here).
+ */
+export const paymentIntents = pgTable(
+  'payment_intents',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    invoiceId: text('invoice_id')
+      .notNull()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    amountCents: cents('amount_cents').notNull(),
+    /** ISO 4217, upper case (the organization's currency when created). */
+    currency: text('currency').notNull(),
+    /** requires_payment_method | processing | succeeded | canceled */
+    status: text('status').notNull(),
+    /** Stripe's PaymentIntent id (pi_…). */
+    processorIntentId: text('processor_intent_id').notNull(),
+    /** What the browser confirms the card payment with (Stripe.js). */
+    clientSecret: text('client_secret'),
+    /** API | PORTAL */
+    source: text('source').notNull(),
+    /** The last payment error Stripe reported (payment_intent.payment_failed). */
+    lastError: text('last_error'),
+    /** The payment recorded when it succeeded. */
+    paymentId: text('payment_id').references(() => payments.id, { onDelete: 'set null' }),
+    /** `created` of the Stripe event that last moved the status, so an older event never moves it back. */
+    statusEventAt: timestamp('status_event_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('payment_intents_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('payment_intents_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt, t.id),
+    index('payment_intents_org_status_idx').on(t.organizationId, t.status, t.createdAt, t.id),
+    uniqueIndex('payment_intents_org_processor_uq').on(t.organizationId, t.processorIntentId),
+  ],
+);
+
+/**
+ * Money that reached the bank: a cash/check run the office deposited (MANUAL) or a
+ * Stripe payout (STRIPE_PAYOUT, from `payout.paid`). `amount` is what the bank received.
+ */
+export const deposits = pgTable(
+  'deposits',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    depositDate: date('deposit_date', { mode: 'string' }).notNull(),
+    reference: text('reference'),
+    amountCents: cents('amount_cents').notNull(),
+    /** MANUAL | STRIPE_PAYOUT */
+    origin: text('origin').notNull(),
+    /** Stripe's Payout id (po_…): one deposit per payout, whatever Stripe replays. */
+    processorPayoutId: text('processor_payout_id'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('deposits_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('deposits_org_date_idx').on(t.organizationId, t.depositDate),
+    uniqueIndex('deposits_org_payout_uq').on(t.organizationId, t.processorPayoutId),
+  ],
+);
+
+/** Which payments a deposit holds. The unique (organization, payment) keeps a payment in one deposit. */
+export const depositPayments = pgTable(
+  'deposit_payments',
+  {
+    organizationId: organizationId(),
+    depositId: text('deposit_id')
+      .notNull()
+      .references(() => deposits.id, { onDelete: 'cascade' }),
+    paymentId: text('payment_id')
+      .notNull()
+      .references(() => payments.id, { onDelete: 'cascade' }),
+    /** The payment's amount when deposited. */
+    amountCents: cents('amount_cents').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.depositId, t.paymentId] }),
+    uniqueIndex('deposit_payments_org_payment_uq').on(t.organizationId, t.paymentId),
+    index('deposit_payments_org_deposit_idx').on(t.organizationId, t.depositId),
+  ],
+);

@@ -1,0 +1,21 @@
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../db/client.js';
+import type { Ctx } from '../../platform/tenancy.js';
+
+/**
+ * The dashboard's payables (operations.md §7), in cents, as of `today`: balances of open
+ * and partially_paid bills, and of those due on or before today + 7 (overdue included).
+ * One aggregate over (organization_id, status, due_date).
+ */
+export async function payableFigures(
+  ctx: Ctx,
+  today: string,
+): Promise<{ outstandingCents: number; dueNext7DaysCents: number }> {
+  const [row] = rowsOf<{ outstanding: string | number; due: string | number }>(
+    await ctx.tx.execute(sql`SELECT
+        coalesce(sum(total_cents - amount_paid_cents), 0)::bigint AS outstanding,
+        coalesce(sum(total_cents - amount_paid_cents) FILTER (WHERE due_date <= ${today}::date + 7), 0)::bigint AS due
+      FROM bills WHERE organization_id = ${ctx.organizationId} AND status IN ('open', 'partially_paid')`),
+  );
+  return { outstandingCents: Number(row?.outstanding ?? 0), dueNext7DaysCents: Number(row?.due ?? 0) };
+}

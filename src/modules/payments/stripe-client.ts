@@ -1,0 +1,98 @@
+import Stripe from 'stripe';
+import type { Config } from '../../config.js';
+import type { SecretBox } from '../../delivery/secrets.js';
+import { AppError, invalidField, invalidState } from '../../platform/errors.js';
+import type { OrgSettings } from '../settings/settings.service.js';
+
+/** What the payments module needs to call Stripe: the box that opens stored keys, and where the API is. */
+export interface StripeDeps {
+  box: SecretBox;
+  api: Config['stripeApi'];
+}
+
+export const STRIPE_NOT_CONFIGURED =
+  'Stripe is not configured for this organization: an owner or admin sets the secret API key with PATCH /api/settings {"stripeSecretKey": "sk_live_…"} (and stripeWebhookSecret for the endpoint POST /api/payments/stripe/{organizationId})';
+
+/** The organization's Stripe secret key, or 409 INVALID_STATE saying how to set it. */
+export function stripeKeyOf(settings: OrgSettings, box: SecretBox): string {
+  if (!settings.stripeSecretKeySealed) throw invalidState(STRIPE_NOT_CONFIGURED);
+  try {
+    return box.open(settings.stripeSecretKeySealed);
+  } catch {
+    // Sealed under another AUTH_SECRET: as good as unset until an admin sets it again.
+    throw invalidState(STRIPE_NOT_CONFIGURED);
+  }
+}
+
+/** The official SDK, with the organization's key; `api` (STRIPE_API_BASE) only moves where it calls. */
+export function stripeClient(key: string, api: StripeDeps['api']): Stripe {
+  return new Stripe(key, {
+    maxNetworkRetries: 2,
+    timeout: 20_000,
+    telemetry: false,
+    ...(api ? { host: api.host, port: api.port, protocol: api.protocol } : {}),
+  });
+}
+
+/** A Stripe failure as our error: a refused key is the organization's to fix (409); anything else 503. */
+export function stripeFailure(err: unknown): AppError {
+  if (err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError) {
+    return invalidState(
+      `Stripe refused the organization's secret API key (${err.message}); set a valid one with PATCH /api/settings {"stripeSecretKey": …}`,
+    );
+  }
+  if (err instanceof Stripe.errors.StripeInvalidRequestError || err instanceof Stripe.errors.StripeCardError) {
+    return new AppError('CONFLICT', `Stripe refused the request: ${err.message}`);
+  }
+  return new AppError('SERVICE_UNAVAILABLE', 'Stripe could not be reached; nothing was recorded, try again');
+}
+
+/*
+ * Stripe amounts are in the currency's minor unit, which is not always a cent:
+ * zero-decimal currencies count whole units and three-decimal ones thousandths.
+ * UGX and ISK are zero-decimal for Stripe but sent with two decimals for backwards
+ * compatibility, so they stay out of the zero-decimal list (Stripe's currency docs).
+ */
+const ZERO_DECIMAL = new Set([
+  'BIF',
+  'CLP',
+  'DJF',
+  'GNF',
+  'JPY',
+  'KMF',
+  'KRW',
+  'MGA',
+  'PYG',
+  'RWF',
+  'VND',
+  'VUV',
+  'XAF',
+  'XOF',
+  'XPF',
+]);
+const THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
+
+/** Stripe minor units → our integer cents, exactly (an amount cents cannot hold is a 400). */
+export function stripeAmountToCents(amount: unknown, currency: string, field: string): number {
+  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) {
+    throw invalidField(field, 'must be a non-negative integer amount in minor units');
+  }
+  const code = currency.toUpperCase();
+  if (ZERO_DECIMAL.has(code)) return amount * 100;
+  if (THREE_DECIMAL.has(code)) {
+    if (amount % 10 !== 0) throw invalidField(field, `${amount} ${code} thousandths is not a whole cent`);
+    return amount / 10;
+  }
+  return amount;
+}
+
+/** Our integer cents → Stripe minor units (a fraction of a zero-decimal unit is a 400). */
+export function centsToStripeAmount(cents: number, currency: string, field: string): number {
+  const code = currency.toUpperCase();
+  if (ZERO_DECIMAL.has(code)) {
+    if (cents % 100 !== 0) throw invalidField(field, `${code} has no minor unit: use a whole amount`);
+    return cents / 100;
+  }
+  if (THREE_DECIMAL.has(code)) return cents * 10;
+  return cents;
+}

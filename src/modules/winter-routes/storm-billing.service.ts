@@ -1,0 +1,158 @@
+import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
+import { winterRoutes, winterRuns, winterVisits } from '../../db/schema/index.js';
+import { AppError } from '../../platform/errors.js';
+import { fromCents, lineAmountCents } from '../../platform/money.js';
+import { take } from '../../platform/state-machine.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import { MAX_LINE_ITEMS } from '../billing/line-items.js';
+import { liveProperties } from '../customers/customers.refs.js';
+import { createInvoice, type InvoiceDetailView } from '../invoices/invoices.service.js';
+import { propertyView } from '../properties/properties.service.js';
+import { loadStorm, type VisitRow } from './storms.service.js';
+import { visitMachine, visitState } from './winter-routes.states.js';
+
+const SERVICE_NAMES: Record<string, string> = {
+  plow: 'Plowing',
+  salt: 'Salting',
+  shovel: 'Shoveling',
+  deice: 'De-icing',
+};
+
+/** What a serviced visit bills: price × pushes per push, price once per event. */
+const quantityOf = (v: VisitRow) => (v.billingMode === 'per_push' ? (v.pushes ?? 1) : 1);
+
+/**
+ * Bills a storm (operations.md §6): one draft invoice per customer for the storm's
+ * serviced, unbilled visits (seasonal stops excluded), through the invoice service, so
+ * numbering, rounding, tax, events and ledger are those of any invoice. The storm row is
+ * locked and the visits are read FOR UPDATE and marked billed only while still unbilled,
+ * in the same transaction: concurrent calls never bill a visit twice. Visits of a customer
+ * deleted since dispatch are left unbilled.
+ */
+export async function invoiceStorm(ctx: Ctx, stormId: string): Promise<{ invoices: InvoiceDetailView[] }> {
+  const storm = await loadStorm(ctx, stormId, true);
+  const rows = await ctx.tx
+    .select({ visit: winterVisits, routeName: winterRoutes.name })
+    .from(winterVisits)
+    .innerJoin(winterRuns, eq(winterRuns.id, winterVisits.runId))
+    .innerJoin(winterRoutes, eq(winterRoutes.id, winterRuns.routeId))
+    .where(
+      and(
+        eq(winterVisits.organizationId, ctx.organizationId),
+        eq(winterRuns.stormId, stormId),
+        eq(winterVisits.status, 'serviced'),
+        isNull(winterVisits.invoiceId),
+        ne(winterVisits.billingMode, 'seasonal'),
+      ),
+    )
+    .orderBy(asc(winterVisits.customerId), asc(winterRoutes.name), asc(winterVisits.sequence), asc(winterVisits.id))
+    .for('update', { of: winterVisits });
+  if (rows.length === 0) return { invoices: [] };
+  const props = await liveProperties(
+    ctx,
+    rows.map((r) => r.visit.propertyId),
+  );
+  const byCustomer = new Map<string, VisitRow[]>();
+  for (const { visit } of rows) {
+    // A deleted customer can be sent nothing: its visits stay unbilled (and show in the report).
+    if (!props.has(visit.propertyId)) continue;
+    take(visitMachine, visitState(visit), 'bill');
+    const list = byCustomer.get(visit.customerId) ?? [];
+    list.push(visit);
+    byCustomer.set(visit.customerId, list);
+  }
+  const invoices: InvoiceDetailView[] = [];
+  for (const [customerId, visits] of byCustomer) {
+    // An invoice holds at most MAX_LINE_ITEMS lines; a customer with more visits in one storm gets several.
+    for (let start = 0; start < visits.length; start += MAX_LINE_ITEMS) {
+      const chunk = visits.slice(start, start + MAX_LINE_ITEMS);
+      const propertyIds = new Set(chunk.map((v) => v.propertyId));
+      const invoice = await createInvoice(ctx, {
+        customerId,
+        propertyId: propertyIds.size === 1 ? chunk[0]?.propertyId : undefined,
+        notes: `Snow services, storm ${storm.name}`,
+        lineItems: chunk.map((v) => {
+          const property = props.get(v.propertyId);
+          const where = property ? propertyView(property).address : v.propertyId;
+          const what = v.services.map((s) => SERVICE_NAMES[s] ?? s).join(', ');
+          const unit = v.billingMode === 'per_push' ? `, ${quantityOf(v)} push${quantityOf(v) === 1 ? '' : 'es'}` : '';
+          return {
+            description: `${what}${unit} — ${where} — storm ${storm.name}`,
+            quantity: quantityOf(v),
+            unitPrice: fromCents(v.priceCents),
+          };
+        }),
+      });
+      await markBilled(ctx, chunk, invoice.id);
+      invoices.push(invoice);
+    }
+  }
+  return { invoices };
+}
+
+async function markBilled(ctx: Ctx, visits: VisitRow[], invoiceId: string) {
+  const now = new Date();
+  for (const v of visits) {
+    const updated = await ctx.tx
+      .update(winterVisits)
+      .set({ invoiceId, billedCents: lineAmountCents(quantityOf(v), v.priceCents), updatedAt: now })
+      .where(
+        and(
+          eq(winterVisits.organizationId, ctx.organizationId),
+          eq(winterVisits.id, v.id),
+          isNull(winterVisits.invoiceId),
+        ),
+      )
+      .returning({ id: winterVisits.id });
+    // Cannot happen while the rows are locked; if it did, the whole call rolls back.
+    if (updated.length !== 1) throw new AppError('CONFLICT', `Visit ${v.id} was billed by another call`);
+  }
+}
+
+/** Per route of the storm: visit counts, pushes, salt, first and last service, amount billed. */
+export async function stormReport(ctx: Ctx, stormId: string) {
+  await loadStorm(ctx, stormId);
+  const runs = await ctx.tx
+    .select({ id: winterRuns.id, routeId: winterRuns.routeId })
+    .from(winterRuns)
+    .innerJoin(winterRoutes, eq(winterRoutes.id, winterRuns.routeId))
+    .where(and(eq(winterRuns.organizationId, ctx.organizationId), eq(winterRuns.stormId, stormId)))
+    .orderBy(asc(winterRoutes.name), asc(winterRuns.routeId));
+  const visits =
+    runs.length === 0
+      ? []
+      : await ctx.tx
+          .select()
+          .from(winterVisits)
+          .where(
+            and(
+              eq(winterVisits.organizationId, ctx.organizationId),
+              inArray(
+                winterVisits.runId,
+                runs.map((r) => r.id),
+              ),
+            ),
+          );
+  const byRun = new Map<string, VisitRow[]>(runs.map((r) => [r.id, []]));
+  for (const v of visits) byRun.get(v.runId)?.push(v);
+  return {
+    stormId,
+    routes: runs.map((run) => {
+      const list = byRun.get(run.id) ?? [];
+      const serviced = list.filter((v) => v.status === 'serviced');
+      const times = serviced.map((v) => v.servicedAt?.getTime()).filter((t): t is number => t !== undefined);
+      const salt = list.reduce((sum, v) => sum + (v.saltLbs ?? 0), 0);
+      return {
+        routeId: run.routeId,
+        serviced: serviced.length,
+        skipped: list.filter((v) => v.status === 'skipped').length,
+        pending: list.filter((v) => v.status === 'pending').length,
+        pushes: serviced.reduce((sum, v) => sum + (v.pushes ?? 0), 0),
+        saltLbs: Math.round(salt * 1000) / 1000,
+        firstServicedAt: times.length ? new Date(Math.min(...times)) : null,
+        lastServicedAt: times.length ? new Date(Math.max(...times)) : null,
+        billed: fromCents(list.reduce((sum, v) => sum + (v.invoiceId ? (v.billedCents ?? 0) : 0), 0)),
+      };
+    }),
+  };
+}

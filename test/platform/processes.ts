@@ -1,0 +1,154 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { withDatabase } from '../global-setup.js';
+
+/**
+ * The real entry points as child processes, for the process tests (server, shutdown,
+ * docs). On the embedded database in a temp dir by default; on a fresh PostgreSQL
+ * database of its own when the suite runs on PostgreSQL.
+ */
+
+export interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Every child started here; `killAll` (afterAll) kills any still alive (a failed test). */
+const children = new Set<ChildProcess>();
+
+export function killAll(): void {
+  for (const child of children) child.kill('SIGKILL');
+}
+
+/**
+ * `node --import tsx <script>`, as the npm scripts start it (the tsx CLI relays a signal
+ * and, when the child does not acknowledge it within 30 ms on a busy machine, kills it),
+ * or `npm <args>` when `script` is `npm`.
+ */
+export function run(script: string, args: string[], env: Record<string, string>): Run {
+  const [command, argv] = script === 'npm' ? ['npm', args] : [process.execPath, ['--import', 'tsx', script, ...args]];
+  const child = spawn(command, argv, {
+    cwd: process.cwd(),
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += String(d);
+  });
+  child.stderr?.on('data', (d) => {
+    out += String(d);
+  });
+  children.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
+  return { child, output: () => out, exited };
+}
+
+/** Resolves once `pattern` appears in the output (the test's timeout bounds the wait). */
+export async function waitFor(r: Run, pattern: RegExp): Promise<RegExpExecArray> {
+  for (;;) {
+    const m = pattern.exec(r.output());
+    if (m) return m;
+    if (r.child.exitCode !== null) throw new Error(`exited before ${pattern}:\n${r.output()}`);
+    await new Promise((res) => setTimeout(res, 25));
+  }
+}
+
+export async function startServer(
+  env: Record<string, string>,
+  script = 'src/server.ts',
+  args: string[] = [],
+): Promise<{ run: Run; base: string }> {
+  const r = run(script, args, env);
+  // No deadline of its own: a first start runs initdb for the embedded database, which is slow on a
+  // busy machine; the test's timeout bounds the wait.
+  const m = await waitFor(r, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
+  return { run: r, base: m[1] as string };
+}
+
+export async function stop(r: Run): Promise<number | null> {
+  r.child.kill('SIGTERM');
+  return r.exited;
+}
+
+/**
+ * A temp dir and the environment of a server process using it: DATA_DIR in the dir, or
+ * a fresh PostgreSQL database (the server migrates it itself) when the suite runs on PostgreSQL.
+ */
+export async function processEnvironment(
+  label: string,
+): Promise<{ dir: string; env: Record<string, string>; cleanup: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), `crm-${label}-`));
+  const env: Record<string, string> = {
+    NODE_ENV: 'development',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    DATA_DIR: join(dir, 'data'),
+    MAIL_OUTBOX_FILE: join(dir, 'outbox.log'),
+    RUN_WORKER: 'true',
+  };
+  let dropDatabase: (() => Promise<void>) | undefined;
+  const info = inject('database');
+  if (info.kind === 'postgres') {
+    const name = `${info.prefix}_${label}_${process.pid}`;
+    const admin = new pg.Client({ connectionString: info.url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    env.DATABASE_URL = withDatabase(info.url, name);
+    dropDatabase = async () => {
+      const c = new pg.Client({ connectionString: info.url });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+  }
+  return {
+    dir,
+    env,
+    cleanup: async () => {
+      killAll();
+      await dropDatabase?.();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs a new user up and creates an organization; returns the session cookie (it selects the organization). */
+export async function signUpWithOrganization(
+  base: string,
+  name = 'Process Lawn',
+): Promise<{ cookie: string; orgId: string }> {
+  const json = { 'content-type': 'application/json' };
+  const up = await fetch(`${base}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({
+      name: 'Owner',
+      email: `p-${Date.now()}-${Math.random()}@example.com`,
+      password: 'correct horse battery',
+    }),
+  });
+  if (up.status !== 200) throw new Error(`sign-up: ${up.status} ${await up.text()}`);
+  const cookie = up.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const org = await fetch(`${base}/api/organizations`, {
+    method: 'POST',
+    headers: { ...json, cookie },
+    body: JSON.stringify({ name }),
+  });
+  if (org.status !== 201) throw new Error(`organization: ${org.status} ${await org.text()}`);
+  return { cookie, orgId: (await org.json()).data.id as string };
+}
