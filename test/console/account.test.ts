@@ -249,7 +249,10 @@ describe('web console: API keys, settings, export, dashboard and errors', () => 
     server.h.app.deps.resolver.invalidate();
     await other.getByRole('link', { name: 'API keys' }).click();
     await other.getByText('Your session has expired. Sign in again to continue.').waitFor();
-    expect(new URL(other.url()).pathname).toBe('/app/sign-in');
+    // The sign-in page paints first; the address follows in an effect after that paint.
+    await other.waitForURL(
+      (url) => url.pathname === '/app/sign-in' && url.searchParams.get('next') === '/app/api-keys',
+    );
     await other.getByLabel('Email').fill(email);
     await other.getByLabel('Password').fill(PASSWORD);
     await other.getByRole('button', { name: 'Sign in' }).click();
