@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { canTake, finalStates, stateMachine, take, transitionTable } from './state-machine.js';
+import { canTake, finalStates, stateMachine, statesAccepting, take, transitionTable } from './state-machine.js';
 
-const door = stateMachine('door', ['open', 'closed', 'locked', 'gone'] as const, {
-  close: { from: ['open'], to: 'closed' },
-  open: { from: ['closed'], to: 'open' },
-  lock: { from: ['closed'], to: 'locked' },
-  remove: { from: ['open', 'closed'], to: 'gone' },
+const door = stateMachine('door', {
+  open: { close: 'closed', remove: 'gone', paint: 'open' },
+  closed: { open: 'open', lock: 'locked', remove: 'gone', paint: 'closed' },
+  locked: { paint: 'locked' },
+  gone: {},
 });
 
 describe('stateMachine', () => {
@@ -15,16 +15,29 @@ describe('stateMachine', () => {
     expect(() => take(door, 'locked', 'open')).toThrow(/Cannot open a door that is locked/);
   });
 
-  it('refuses actions that are not own keys of the table', () => {
-    expect(canTake(door, 'open', 'toString' as never)).toBe(false);
+  it('lets a trigger keep the state or lead to different states from different origins', () => {
+    expect(take(door, 'closed', 'paint')).toBe('closed');
+    expect(take(door, 'locked', 'paint')).toBe('locked');
+    expect(statesAccepting(door, 'remove')).toEqual(['open', 'closed']);
   });
 
-  it('finds final states and prints the table', () => {
+  it('refuses triggers and states that are not own keys of the table', () => {
+    expect(canTake(door, 'open', 'toString' as never)).toBe(false);
+    expect(canTake(door, 'constructor' as never, 'open')).toBe(false);
+  });
+
+  it('finds final states (a trigger that keeps the state does not leave it) and prints the table', () => {
     expect(finalStates(door)).toEqual(['locked', 'gone']);
-    expect(transitionTable(door)).toContain('| `remove` | `open`, `closed` | `gone` |');
+    expect(transitionTable(door)).toContain('| `closed` | `remove` | `gone` |');
+    expect(transitionTable(door)).toContain('| `gone` | (none: final) | |');
   });
 
   it('rejects a table naming an unknown state', () => {
-    expect(() => stateMachine('x', ['a'] as const, { go: { from: ['a'], to: 'b' as 'a' } })).toThrow(/unknown state b/);
+    expect(() => stateMachine('x', { a: { go: 'b' as 'a' } })).toThrow(/unknown state b/);
+  });
+
+  it('says "an" before a vowel', () => {
+    const m = stateMachine<'sent' | 'void', 'void'>('invoice', { sent: { void: 'void' }, void: {} });
+    expect(() => take(m, 'void', 'void')).toThrow(/Cannot void an invoice that is void/);
   });
 });

@@ -15,13 +15,18 @@ export type IntentSource = (typeof INTENT_SOURCES)[number];
  * Moves, each made by a Stripe event (or by the cancel route). `succeed` starts from
  * canceled too: money Stripe took is never dropped, whatever order events arrive in.
  */
-export const intentMachine = stateMachine('payment intent', INTENT_STATUSES, {
-  process: { from: ['requires_payment_method'], to: 'processing' },
-  fail: { from: ['requires_payment_method', 'processing'], to: 'requires_payment_method' },
-  succeed: { from: ['requires_payment_method', 'processing', 'canceled'], to: 'succeeded' },
-  cancel: { from: ['requires_payment_method', 'processing'], to: 'canceled' },
+export type IntentAction = 'process' | 'fail' | 'succeed' | 'cancel';
+export const intentMachine = stateMachine<IntentStatus, IntentAction>('payment intent', {
+  requires_payment_method: {
+    process: 'processing',
+    fail: 'requires_payment_method',
+    succeed: 'succeeded',
+    cancel: 'canceled',
+  },
+  processing: { fail: 'requires_payment_method', succeed: 'succeeded', cancel: 'canceled' },
+  succeeded: {},
+  canceled: { succeed: 'succeeded' },
 });
-export type IntentAction = keyof typeof intentMachine.moves;
 
 /** The invoice statuses a card payment can be started on (a draft is not sent yet; paid, void, written off are closed). */
 export const PAYABLE_INVOICE_STATUSES: ReadonlySet<string> = new Set(['sent', 'partially_paid', 'overdue']);

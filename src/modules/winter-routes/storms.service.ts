@@ -311,10 +311,9 @@ export async function recordVisit(ctx: Ctx, runId: string, visitId: string, inpu
     .where(and(eq(winterVisits.organizationId, ctx.organizationId), eq(winterVisits.id, visitId)));
   const visits = (await visitsOf(ctx, [runId])).get(runId) ?? [];
   const pending = visits.filter((v) => v.status === 'pending').length;
-  const target = runMachine.moves[runActionFor(pending)].to;
+  const next = take(runMachine, run.status as RunStatus, runActionFor(pending));
   let current = run;
-  if (target !== run.status) {
-    const next = take(runMachine, run.status as RunStatus, runActionFor(pending));
+  if (next !== run.status) {
     const [row] = await ctx.tx
       .update(winterRuns)
       .set({ status: next, updatedAt: now })

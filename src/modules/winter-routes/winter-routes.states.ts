@@ -8,9 +8,11 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
  * first recorded visit, `completed` when no visit is pending. Visits never go back to
  * pending, so a run never moves back either.
  */
-export const runMachine = stateMachine('winter run', RUN_STATUSES, {
-  start: { from: ['dispatched'], to: 'in_progress' },
-  complete: { from: ['dispatched', 'in_progress'], to: 'completed' },
+export const runMachine = stateMachine<RunStatus, 'start' | 'complete'>('winter run', {
+  dispatched: { start: 'in_progress', complete: 'completed' },
+  in_progress: { start: 'in_progress', complete: 'completed' },
+  // A visit of a completed run recorded again (serviced ↔ skipped) leaves it completed.
+  completed: { complete: 'completed' },
 });
 
 /** The run status after a visit was recorded, given how many visits are still pending. */
@@ -23,10 +25,11 @@ export type VisitStatus = (typeof VISIT_STATUSES)[number];
  * Visit moves. `billed` is a state of the machine only (the REST status stays `serviced`,
  * with `billed: true`): a billed visit cannot be recorded again (409 INVALID_STATE).
  */
-export const visitMachine = stateMachine('visit', [...VISIT_STATUSES, 'billed'] as const, {
-  service: { from: ['pending', 'serviced', 'skipped'], to: 'serviced' },
-  skip: { from: ['pending', 'serviced', 'skipped'], to: 'skipped' },
-  bill: { from: ['serviced'], to: 'billed' },
+export const visitMachine = stateMachine<VisitStatus | 'billed', 'service' | 'skip' | 'bill'>('visit', {
+  pending: { service: 'serviced', skip: 'skipped' },
+  serviced: { service: 'serviced', skip: 'skipped', bill: 'billed' },
+  skipped: { service: 'serviced', skip: 'skipped' },
+  billed: {},
 });
 
 export const visitState = (v: { status: string; invoiceId: string | null }) =>
