@@ -1,5 +1,8 @@
 import type { StateMachine } from '../platform/state-machine.js';
+import { billPaymentMachine } from './bill-payments/bill-payments.states.js';
+import { billMachine } from './bills/bills.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
+import { poMachine } from './purchase-orders/purchase-orders.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';
 
 /**
@@ -12,4 +15,7 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'winter run', doc: 'docs/winter-routes.md', machine: runMachine },
   { name: 'winter visit', doc: 'docs/winter-routes.md', machine: visitMachine },
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
+  { name: 'purchase order', doc: 'docs/purchasing.md', machine: poMachine },
+  { name: 'bill', doc: 'docs/purchasing.md', machine: billMachine },
+  { name: 'bill payment', doc: 'docs/purchasing.md', machine: billPaymentMachine },
 ];

@@ -7,6 +7,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { statesAccepting, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { applyPaymentToBill, billBalanceCents, lockBills, reversePaymentOnBill } from '../bills/bills.service.js';
 import { acceptsBillPayment, type BillStatus } from '../bills/bills.states.js';
@@ -15,7 +16,7 @@ import { postEntry } from '../ledger/ledger.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireVendor } from '../vendors/vendors.service.js';
 import type { BillPaymentMethod, CreateBillPaymentInput } from './bill-payments.schemas.js';
-import { type BillPaymentStatus, type BillPaymentTrigger, nextBillPaymentStatus } from './bill-payments.states.js';
+import { type BillPaymentStatus, type BillPaymentTrigger, billPaymentMachine } from './bill-payments.states.js';
 
 type PaymentRow = typeof billPayments.$inferSelect;
 type AllocationView = { billId: string; billNumber: string; amount: number };
@@ -221,7 +222,7 @@ export async function createBillPayment(ctx: Ctx, input: CreateBillPaymentInput)
 }
 
 async function move(ctx: Ctx, row: PaymentRow, trigger: BillPaymentTrigger, extra: Partial<PaymentRow> = {}) {
-  const status = nextBillPaymentStatus(row.status as BillPaymentStatus, trigger);
+  const status = take(billPaymentMachine, row.status as BillPaymentStatus, trigger);
   const [updated] = await ctx.tx
     .update(billPayments)
     .set({ ...extra, status, updatedAt: new Date() })
@@ -280,7 +281,7 @@ export async function markBillPaymentsDue(ctx: Ctx, todayDate: string, limit: nu
     .where(
       and(
         eq(billPayments.organizationId, ctx.organizationId),
-        eq(billPayments.status, 'scheduled'),
+        inArray(billPayments.status, statesAccepting(billPaymentMachine, 'due')),
         lte(billPayments.paymentDate, todayDate),
       ),
     )

@@ -1,4 +1,4 @@
-import { invalidState } from '../../platform/errors.js';
+import { stateMachine } from '../../platform/state-machine.js';
 
 export const BILL_PAYMENT_STATUSES = ['scheduled', 'pending', 'settled', 'failed'] as const;
 export type BillPaymentStatus = (typeof BILL_PAYMENT_STATUSES)[number];
@@ -10,18 +10,9 @@ export type BillPaymentTrigger = 'due' | 'settle' | 'fail';
  * confirmation settles it; a failure, or a return after settling, fails it and
  * every allocation is reversed. Failed is final.
  */
-export const BILL_PAYMENT_TRANSITIONS: Record<
-  BillPaymentStatus,
-  Partial<Record<BillPaymentTrigger, BillPaymentStatus>>
-> = {
+export const billPaymentMachine = stateMachine<BillPaymentStatus, BillPaymentTrigger>('bill payment', {
   scheduled: { due: 'pending', fail: 'failed' },
   pending: { settle: 'settled', fail: 'failed' },
   settled: { fail: 'failed' },
   failed: {},
-};
-
-export function nextBillPaymentStatus(from: BillPaymentStatus, trigger: BillPaymentTrigger): BillPaymentStatus {
-  const to = BILL_PAYMENT_TRANSITIONS[from][trigger];
-  if (!to) throw invalidState(`Cannot ${trigger} a bill payment that is ${from}`);
-  return to;
-}
+});

@@ -1,11 +1,13 @@
-import { and, eq, lte } from 'drizzle-orm';
+import { and, eq, inArray, lte } from 'drizzle-orm';
 import type { WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
 import { billPayments, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { addDays, today } from '../../platform/dates.js';
+import { statesAccepting } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
 import { markBillPaymentsDue } from './bill-payments.service.js';
+import { billPaymentMachine } from './bill-payments.states.js';
 
 const SYSTEM = systemActor('bill-payments.due');
 const BATCH = 500;
@@ -20,7 +22,12 @@ async function organizationsWithScheduledBillPayments(database: Database, now: D
       .selectDistinct({ id: organizations.id, timezone: organizations.timezone })
       .from(billPayments)
       .innerJoin(organizations, eq(organizations.id, billPayments.organizationId))
-      .where(and(eq(billPayments.status, 'scheduled'), lte(billPayments.paymentDate, horizon)))
+      .where(
+        and(
+          inArray(billPayments.status, statesAccepting(billPaymentMachine, 'due')),
+          lte(billPayments.paymentDate, horizon),
+        ),
+      )
       .limit(BATCH),
   );
 }

@@ -7,6 +7,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';
@@ -17,9 +18,9 @@ import type { CreateBillInput, UpdateBillInput } from './bills.schemas.js';
 import {
   type BillStatus,
   type BillTrigger,
+  billMachine,
   EDITABLE_BILL_STATUSES,
   LIMITED_BILL_FIELDS,
-  nextBillStatus,
 } from './bills.states.js';
 
 export type BillRow = typeof bills.$inferSelect;
@@ -237,7 +238,7 @@ export async function createBill(ctx: Ctx, input: CreateBillInput): Promise<Bill
  * becomes open: the ledger sees a bill from open onwards.
  */
 async function moveRow(ctx: Ctx, row: BillRow, trigger: BillTrigger, extra: Partial<BillRow> = {}): Promise<BillRow> {
-  const status = nextBillStatus(row.status as BillStatus, trigger);
+  const status = take(billMachine, row.status as BillStatus, trigger);
   const [updated] = await ctx.tx
     .update(bills)
     .set({

@@ -1,4 +1,4 @@
-import { invalidState } from '../../platform/errors.js';
+import { canTake, stateMachine } from '../../platform/state-machine.js';
 
 export const BILL_STATUSES = ['draft', 'awaiting_approval', 'open', 'partially_paid', 'paid', 'void'] as const;
 export type BillStatus = (typeof BILL_STATUSES)[number];
@@ -22,7 +22,7 @@ export type BillTrigger =
  * can be voided; a bill that has payments is settled with its vendor instead.
  * The ledger sees a bill from the moment it is open (posted) until it is void.
  */
-export const BILL_TRANSITIONS: Record<BillStatus, Partial<Record<BillTrigger, BillStatus>>> = {
+export const billMachine = stateMachine<BillStatus, BillTrigger>('bill', {
   draft: { post: 'open', post_for_approval: 'awaiting_approval' },
   awaiting_approval: { approve: 'open' },
   open: { partial_payment: 'partially_paid', full_payment: 'paid', void: 'void' },
@@ -34,7 +34,7 @@ export const BILL_TRANSITIONS: Record<BillStatus, Partial<Record<BillTrigger, Bi
   },
   paid: { payment_reversed_to_unpaid: 'open', payment_reversed_to_partial: 'partially_paid' },
   void: {},
-};
+});
 
 /** Statuses whose lines, vendor and dates may change; later only these fields. */
 export const EDITABLE_BILL_STATUSES: readonly BillStatus[] = ['draft', 'awaiting_approval'];
@@ -43,11 +43,5 @@ export const LIMITED_BILL_FIELDS = ['dueDate', 'notes'] as const;
 /** Statuses whose amount sits in Accounts Payable. */
 export const POSTED_BILL_STATUSES: readonly BillStatus[] = ['open', 'partially_paid', 'paid'];
 
-export function nextBillStatus(from: BillStatus, trigger: BillTrigger): BillStatus {
-  const to = BILL_TRANSITIONS[from][trigger];
-  if (!to) throw invalidState(`Cannot ${trigger.replaceAll('_', ' ')} a bill that is ${from.replace('_', ' ')}`);
-  return to;
-}
-
 /** Whether a payment may be allocated to a bill in this status. */
-export const acceptsBillPayment = (s: BillStatus) => BILL_TRANSITIONS[s].partial_payment !== undefined;
+export const acceptsBillPayment = (s: BillStatus) => canTake(billMachine, s, 'partial_payment');

@@ -7,6 +7,7 @@ import { newId } from '../../platform/ids.js';
 import { checkQuantity, fromCents, lineAmountCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { insertBill } from '../bills/bills.service.js';
@@ -15,7 +16,7 @@ import { queueMail } from '../mail/mail.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireVendor } from '../vendors/vendors.service.js';
 import type { CreatePoInput, UpdatePoInput } from './purchase-orders.schemas.js';
-import { nextPoStatus, PO_TRIGGER_EVENT, type PoStatus, type PoTrigger } from './purchase-orders.states.js';
+import { PO_TRIGGER_EVENT, type PoStatus, type PoTrigger, poMachine } from './purchase-orders.states.js';
 
 type PoRow = typeof purchaseOrders.$inferSelect;
 type LineRow = typeof purchaseOrderLines.$inferSelect;
@@ -238,7 +239,7 @@ const STAMP: Record<PoTrigger, keyof PoRow> = { send: 'sentAt', receive: 'receiv
 
 async function transition(ctx: Ctx, id: string, trigger: PoTrigger) {
   const row = await findRow(ctx, id, true);
-  const status = nextPoStatus(row.status as PoStatus, trigger);
+  const status = take(poMachine, row.status as PoStatus, trigger);
   const [updated] = await ctx.tx
     .update(purchaseOrders)
     .set({ status, [STAMP[trigger]]: new Date(), updatedAt: new Date() })
