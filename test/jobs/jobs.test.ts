@@ -1,7 +1,8 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobActivity, jobs } from '../../src/db/schema/index.js';
-import { JOB_TRANSITIONS, type JobStatus } from '../../src/modules/jobs/jobs.states.js';
+import { JOB_TRIGGER_TO, jobMachine } from '../../src/modules/jobs/jobs.states.js';
+import { canTake } from '../../src/platform/state-machine.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { eventsOf, insertJob, makeCustomer, makeProperty } from './factories.js';
 
@@ -104,10 +105,10 @@ describe('jobs', () => {
 
   describe('status transitions (driven from the table)', () => {
     const targets = ['scheduled', 'in_progress', 'on_hold', 'completed', 'canceled'] as const;
-    const sources = Object.keys(JOB_TRANSITIONS) as JobStatus[];
+    const sources = jobMachine.states;
     for (const from of sources) {
       for (const to of targets) {
-        const allowed = JOB_TRANSITIONS[from].includes(to);
+        const allowed = canTake(jobMachine, from, JOB_TRIGGER_TO[to]);
         it(`${from} → ${to}: ${allowed ? 'allowed' : '409'}`, async () => {
           const job = await insertJob(h, owner, customerId, from);
           const before = (await eventsOf(h, owner.organizationId)).length;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { finalStates, statesAccepting } from '../../platform/state-machine.js';
 import { calendarRange, filterDate, resolveRange } from './jobs.dates.js';
-import { canMoveJob, JOB_STATUSES, JOB_TRANSITIONS } from './jobs.states.js';
+import { JOB_STATUSES, JOB_TRIGGER_TO, jobMachine } from './jobs.states.js';
 
 describe('job date bounds', () => {
   it('keeps a date and turns a date-time into its calendar date in the timezone', () => {
@@ -34,10 +35,14 @@ describe('job date bounds', () => {
 
 describe('job transition table', () => {
   it('keeps completed and canceled final and lets a draft leave only by publishing', () => {
-    for (const s of JOB_STATUSES) expect(canMoveJob(s, 'draft')).toBe(false);
-    expect(JOB_TRANSITIONS.completed).toEqual([]);
-    expect(JOB_TRANSITIONS.canceled).toEqual([]);
-    expect(JOB_TRANSITIONS.draft).toEqual([]);
-    expect(canMoveJob('on_hold', 'completed')).toBe(false);
+    for (const s of JOB_STATUSES) expect(Object.values(jobMachine.table[s])).not.toContain('draft');
+    expect(finalStates(jobMachine)).toEqual(['completed', 'canceled']);
+    expect(jobMachine.table.draft).toEqual({ publish: 'scheduled' });
+    expect(statesAccepting(jobMachine, 'publish')).toEqual(['draft']);
+    expect(jobMachine.table.on_hold.complete).toBeUndefined();
+    // Each PUT {status} trigger leads to the status that names it, wherever it is accepted.
+    for (const [status, trigger] of Object.entries(JOB_TRIGGER_TO)) {
+      for (const s of statesAccepting(jobMachine, trigger)) expect(jobMachine.table[s][trigger]).toBe(status);
+    }
   });
 });

@@ -6,13 +6,17 @@ import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { canTake, finalStates, next, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
-import { canMoveJob, FINAL_JOB_STATUSES, type JobStatus, specificJobEvent } from './jobs.states.js';
+import { JOB_TRIGGER_TO, type JobStatus, jobMachine, specificJobEvent } from './jobs.states.js';
 
 type JobRow = typeof jobs.$inferSelect;
+
+/** completed and canceled: only notes change, the checklist is frozen. */
+const isFinal = (status: string) => finalStates(jobMachine).includes(status as JobStatus);
 
 export function jobView(r: JobRow) {
   return {
@@ -99,7 +103,8 @@ export async function createJob(ctx: Ctx, body: CreateJobInput) {
   const assignedTo = input.assignedTo ?? [];
   await requireMembers(ctx, assignedTo);
 
-  const status: JobStatus = input.draft ? 'draft' : 'scheduled';
+  // A job created without `draft` is a draft published at once.
+  const status: JobStatus = input.draft ? 'draft' : take(jobMachine, 'draft', 'publish');
   const now = new Date();
   const [row] = await ctx.tx
     .insert(jobs)
@@ -271,13 +276,17 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   const given = Object.keys(input).filter((k) => input[k as keyof UpdateJobInput] !== undefined);
 
   // Validate everything before the first write: a refused request writes and emits nothing.
-  if (FINAL_JOB_STATUSES.includes(from)) {
+  if (isFinal(from)) {
     const blocked = given.filter((k) => k !== 'notes');
     if (blocked.length > 0) throw invalidState(`A ${from} job accepts only notes; ${blocked.join(', ')} cannot change`);
   }
+  let to: JobStatus | undefined;
   if (input.status !== undefined) {
-    if (from === 'draft') throw invalidState('A draft job changes status only by POST /api/jobs/{id}/publish');
-    if (!canMoveJob(from, input.status)) throw invalidState(`A job cannot move from ${from} to ${input.status}`);
+    if (canTake(jobMachine, from, 'publish')) {
+      throw invalidState('A draft job changes status only by POST /api/jobs/{id}/publish');
+    }
+    to = next(jobMachine, from, JOB_TRIGGER_TO[input.status]);
+    if (to === undefined) throw invalidState(`A job cannot move from ${from} to ${input.status}`);
   }
   if (input.propertyId) await requireProperty(ctx, job.customerId, input.propertyId);
   if (input.assignedTo) await requireMembers(ctx, input.assignedTo);
@@ -308,10 +317,10 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
     patch.propertyId = input.propertyId;
     entries.push(['updated', input.propertyId === null ? 'Property removed' : `Property set to ${input.propertyId}`]);
   }
-  if (input.status !== undefined) {
-    patch.status = input.status;
-    if (input.status === 'completed') patch.completedAt = new Date();
-    entries.push(['status_changed', `Status changed from ${from} to ${input.status}`]);
+  if (to !== undefined) {
+    patch.status = to;
+    if (to === 'completed') patch.completedAt = new Date();
+    entries.push(['status_changed', `Status changed from ${from} to ${to}`]);
   }
   if (entries.length === 0) return jobDetail(ctx, job);
 
@@ -322,16 +331,17 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
     .returning();
   const updated = row as JobRow;
   for (const [type, message] of entries) await record(ctx, id, type, message);
-  if (input.status !== undefined) await emitTransition(ctx, updated, from, input.status);
+  if (to !== undefined) await emitTransition(ctx, updated, from, to);
   return jobDetail(ctx, updated);
 }
 
 export async function publishJob(ctx: Ctx, id: string) {
   const job = await lockJob(ctx, id);
-  if (job.status !== 'draft') throw invalidState(`Only a draft job can be published; this one is ${job.status}`);
+  const to = next(jobMachine, job.status as JobStatus, 'publish');
+  if (to === undefined) throw invalidState(`Only a draft job can be published; this one is ${job.status}`);
   const [row] = await ctx.tx
     .update(jobs)
-    .set({ status: 'scheduled', updatedAt: new Date() })
+    .set({ status: to, updatedAt: new Date() })
     .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
     .returning();
   const updated = row as JobRow;
@@ -361,7 +371,7 @@ export async function setChecklistItem(ctx: Ctx, id: string, itemId: string, com
       ),
     );
   if (!item) throw notFound('Checklist item');
-  if (FINAL_JOB_STATUSES.includes(job.status as JobStatus)) {
+  if (isFinal(job.status)) {
     throw invalidState(`The checklist of a ${job.status} job cannot change`);
   }
   // Ticking a ticked item (or reopening an open one) changes nothing and records nothing.
