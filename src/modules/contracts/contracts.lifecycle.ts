@@ -4,14 +4,18 @@ import type { Db } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { contracts } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
+import { statesAccepting, take } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
 import { recordContractActivity } from './contracts.service.js';
+import { type ContractStatus, contractMachine } from './contracts.states.js';
 
 /** The worker's actor; its activity entries carry no actor id (recorded with null). */
 const SYSTEM = systemActor('contract-lifecycle');
 const BATCH = 500;
 
-type Move = { from: 'signed'; to: 'active' } | { from: 'active'; to: 'expired' };
+/** The worker's triggers, and the move each makes from one state the table accepts it in. */
+type Trigger = 'activate' | 'expire';
+type Move = { trigger: Trigger; from: ContractStatus; to: ContractStatus };
 
 /**
  * Contracts due for `move` today in their organization's timezone, across
@@ -24,7 +28,7 @@ type Move = { from: 'signed'; to: 'active' } | { from: 'active'; to: 'expired' }
 async function dueContracts(db: Db, move: Move, now: Date) {
   const today = sql`(${now.toISOString()}::timestamptz AT TIME ZONE o.timezone)::date`;
   const due =
-    move.to === 'active'
+    move.trigger === 'activate'
       ? sql`(c.start_date IS NULL OR c.start_date <= ${today})`
       : sql`(c.end_date IS NOT NULL AND c.end_date < ${today})`;
   return rowsOf<{ id: string; organization_id: string }>(
@@ -52,7 +56,7 @@ async function apply(db: Db, move: Move, now: Date): Promise<number> {
         .update(contracts)
         .set({
           status: move.to,
-          ...(move.to === 'active' ? { activatedAt: now } : { expiredAt: now }),
+          ...(move.trigger === 'activate' ? { activatedAt: now } : { expiredAt: now }),
           updatedAt: now,
         })
         .where(
@@ -65,10 +69,16 @@ async function apply(db: Db, move: Move, now: Date): Promise<number> {
         .returning({ id: contracts.id, startDate: contracts.startDate, endDate: contracts.endDate });
       for (const c of changed) {
         const description =
-          move.to === 'active'
+          move.trigger === 'activate'
             ? `Activated: term started${c.startDate ? ` ${c.startDate}` : ''}`
             : `Expired: term ended ${c.endDate}`;
-        await recordContractActivity(ctx, c.id, move.to === 'active' ? 'activated' : 'expired', description, null);
+        await recordContractActivity(
+          ctx,
+          c.id,
+          move.trigger === 'activate' ? 'activated' : 'expired',
+          description,
+          null,
+        );
       }
       return changed.length;
     });
@@ -76,14 +86,23 @@ async function apply(db: Db, move: Move, now: Date): Promise<number> {
   return moved;
 }
 
+/** `trigger` for every contract due for it, from each state the table accepts it in. */
+async function applyTrigger(db: Db, trigger: Trigger, now: Date): Promise<number> {
+  let moved = 0;
+  for (const from of statesAccepting(contractMachine, trigger)) {
+    moved += await apply(db, { trigger, from, to: take(contractMachine, from, trigger) }, now);
+  }
+  return moved;
+}
+
 /** signed → active for contracts whose term has started (org timezone). */
 export function activateDueContracts(db: Db, now: Date = new Date()): Promise<number> {
-  return apply(db, { from: 'signed', to: 'active' }, now);
+  return applyTrigger(db, 'activate', now);
 }
 
 /** active → expired for contracts whose endDate has passed (org timezone). */
 export function expireEndedContracts(db: Db, now: Date = new Date()): Promise<number> {
-  return apply(db, { from: 'active', to: 'expired' }, now);
+  return applyTrigger(db, 'expire', now);
 }
 
 export const contractLifecycleTask: WorkerTask = {

@@ -8,6 +8,7 @@ import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { canTake, next } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { findTemplate } from '../contract-templates/contract-templates.service.js';
 import { renderTemplate } from '../contract-templates/template-render.js';
@@ -15,13 +16,7 @@ import { addressLine, customerName, requireCustomer, requireProperty } from '../
 import { lastEmailOf, queueMail } from '../mail/mail.service.js';
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
-import {
-  AMENDABLE_CONTRACT_STATUSES,
-  CONTRACT_STATUSES,
-  type ContractStatus,
-  canMoveContract,
-  EDITABLE_CONTRACT_STATUSES,
-} from './contracts.states.js';
+import { CONTRACT_STATUSES, type ContractStatus, type ContractTrigger, contractMachine } from './contracts.states.js';
 
 export type ContractRow = typeof contracts.$inferSelect;
 type CustomerRow = typeof customers.$inferSelect;
@@ -329,7 +324,7 @@ async function termsOver(ctx: Ctx, base: ContractRow, input: UpdateContractInput
 export async function updateContract(ctx: Ctx, id: string, body: UpdateContractInput) {
   const input = await withCalendarDates(body, CONTRACT_DATES, () => orgTimezone(ctx));
   const current = await findContract(ctx, id, true);
-  if (!EDITABLE_CONTRACT_STATUSES.includes(current.status as ContractStatus)) {
+  if (!canTake(contractMachine, current.status as ContractStatus, 'edit')) {
     throw invalidState(`Only draft contracts can be edited; this one is ${current.status} (create a new contract)`);
   }
   const changed = Object.keys(input).filter((k) => input[k as keyof UpdateContractInput] !== undefined);
@@ -364,7 +359,7 @@ export async function updateContract(ctx: Ctx, id: string, body: UpdateContractI
 export async function amendContract(ctx: Ctx, id: string, body: UpdateContractInput) {
   const input = await withCalendarDates(body, CONTRACT_DATES, () => orgTimezone(ctx));
   const original = await findContract(ctx, id, true);
-  if (!AMENDABLE_CONTRACT_STATUSES.includes(original.status as ContractStatus)) {
+  if (!canTake(contractMachine, original.status as ContractStatus, 'amend')) {
     throw invalidState(`Only signed or active contracts can be amended; this one is ${original.status}`);
   }
   const { title, propertyId, startDate, endDate, terms, priced, totalCents, content } = await termsOver(
@@ -401,10 +396,12 @@ export async function amendContract(ctx: Ctx, id: string, body: UpdateContractIn
   return contractDetail(ctx, amendment);
 }
 
-function requireMove(current: ContractRow, to: ContractStatus, action: string) {
+/** The move `trigger` makes from the contract's status, or 409 `A <status> contract cannot be <done>`. */
+function requireMove(current: ContractRow, trigger: ContractTrigger, done: string) {
   const from = current.status as ContractStatus;
-  if (!canMoveContract(from, to)) throw invalidState(`A ${from} contract cannot be ${action}`);
-  return from;
+  const to = next(contractMachine, from, trigger);
+  if (to === undefined) throw invalidState(`A ${from} contract cannot be ${done}`);
+  return { from, to };
 }
 
 /** A re-send (sent → sent) is not a status change, so it carries no oldStatus/newStatus. */
@@ -425,7 +422,7 @@ export interface SendResult {
  */
 export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promise<SendResult> {
   const current = await findContract(ctx, id, true);
-  const from = requireMove(current, 'sent', 'sent');
+  const { from, to } = requireMove(current, 'send', 'sent');
   const [customer] = await ctx.tx
     .select()
     .from(customers)
@@ -435,7 +432,7 @@ export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promi
   const now = new Date();
   const [row] = await ctx.tx
     .update(contracts)
-    .set({ status: 'sent', sentAt: current.sentAt ?? now, updatedAt: now })
+    .set({ status: to, sentAt: current.sentAt ?? now, updatedAt: now })
     .where(byId(ctx, id))
     .returning();
   const updated = row as ContractRow;
@@ -447,7 +444,7 @@ export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promi
       ? `Sent for signature to ${recipients.join(', ')}`
       : 'Signing link created (customer has no email)',
   );
-  await emit(ctx, 'contract.sent', eventData(updated, from, 'sent'));
+  await emit(ctx, 'contract.sent', eventData(updated, from, to));
   if (recipients.length > 0) {
     const settings = await getOrgSettings(ctx);
     const company = settings.companyName ?? settings.name;
@@ -464,11 +461,11 @@ export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promi
 
 export async function cancelContract(ctx: Ctx, id: string) {
   const current = await findContract(ctx, id, true);
-  const from = requireMove(current, 'canceled', 'canceled');
+  const { from, to } = requireMove(current, 'cancel', 'canceled');
   const now = new Date();
   const [row] = await ctx.tx
     .update(contracts)
-    .set({ status: 'canceled', canceledAt: now, updatedAt: now })
+    .set({ status: to, canceledAt: now, updatedAt: now })
     .where(byId(ctx, id))
     .returning();
   await recordContractActivity(ctx, id, 'canceled', `Canceled (was ${from})`);
@@ -501,12 +498,12 @@ export async function signContractInPortal(
   if (!signerName) throw invalidField('signerName', 'is required: the name of the person signing');
   const current = await findContract(ctx, id, true);
   if (current.signedAt) throw invalidState('This contract is already signed');
-  const from = requireMove(current, 'signed', 'signed');
+  const { from, to } = requireMove(current, 'sign', 'signed');
   const now = new Date();
   const [row] = await ctx.tx
     .update(contracts)
     .set({
-      status: 'signed',
+      status: to,
       signedAt: now,
       signerName,
       signerIp: meta.ip,
@@ -528,7 +525,7 @@ export async function signContractInPortal(
       null,
     );
   }
-  await emit(ctx, 'contract.signed', eventData(updated, from, 'signed'));
+  await emit(ctx, 'contract.signed', eventData(updated, from, to));
   return portalContractView(updated);
 }
 

@@ -1,27 +1,23 @@
-/**
- * The contract state machine (decisions §4), consulted by every operation:
- *  send (draft → sent; sent → sent re-sends a fresh link), portal sign (sent → signed),
- *  worker (signed → active once startDate ≤ today; active → expired after endDate),
- *  cancel (any non-final state → canceled). expired and canceled are final.
- */
+import { stateMachine } from '../../platform/state-machine.js';
+
 export const CONTRACT_STATUSES = ['draft', 'sent', 'signed', 'active', 'expired', 'canceled'] as const;
 export type ContractStatus = (typeof CONTRACT_STATUSES)[number];
 
-export const CONTRACT_TRANSITIONS: Readonly<Record<ContractStatus, readonly ContractStatus[]>> = {
-  draft: ['sent', 'canceled'],
-  sent: ['sent', 'signed', 'canceled'],
-  signed: ['active', 'canceled'],
-  active: ['expired', 'canceled'],
-  expired: [],
-  canceled: [],
-};
+export type ContractTrigger = 'edit' | 'send' | 'sign' | 'activate' | 'expire' | 'amend' | 'cancel';
 
-export function canMoveContract(from: ContractStatus, to: ContractStatus): boolean {
-  return CONTRACT_TRANSITIONS[from].includes(to);
-}
-
-/** Only drafts are edited; a sent or signed contract changes by a new contract (spec 3.4). */
-export const EDITABLE_CONTRACT_STATUSES: readonly ContractStatus[] = ['draft'];
-
-/** Signed or active contracts are amended (spec 3.4); the amendment is a new draft contract. */
-export const AMENDABLE_CONTRACT_STATUSES: readonly ContractStatus[] = ['signed', 'active'];
+/**
+ * The contract state machine (decisions §4), consulted by every operation:
+ *  edit (drafts only; a sent or signed contract changes by a new contract, spec 3.4),
+ *  send (draft → sent; sent → sent re-sends a fresh link), portal sign (sent → signed),
+ *  worker (signed → active once startDate ≤ today; active → expired after endDate),
+ *  amend (signed or active; the amendment is a new draft and the original keeps its state),
+ *  cancel (any non-final state → canceled). expired and canceled are final.
+ */
+export const contractMachine = stateMachine<ContractStatus, ContractTrigger>('contract', {
+  draft: { edit: 'draft', send: 'sent', cancel: 'canceled' },
+  sent: { send: 'sent', sign: 'signed', cancel: 'canceled' },
+  signed: { activate: 'active', amend: 'signed', cancel: 'canceled' },
+  active: { expire: 'expired', amend: 'active', cancel: 'canceled' },
+  expired: {},
+  canceled: {},
+});
