@@ -2,6 +2,7 @@ import type { StateMachine } from '../platform/state-machine.js';
 import { billPaymentMachine } from './bill-payments/bill-payments.states.js';
 import { billMachine } from './bills/bills.states.js';
 import { contractMachine } from './contracts/contracts.states.js';
+import { customerMachine } from './customers/customers.states.js';
 import { jobMachine } from './jobs/jobs.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { poMachine } from './purchase-orders/purchase-orders.states.js';
@@ -17,6 +18,7 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'winter run', doc: 'docs/winter-routes.md', machine: runMachine },
   { name: 'winter visit', doc: 'docs/winter-routes.md', machine: visitMachine },
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
+  { name: 'customer', doc: 'docs/customers.md', machine: customerMachine },
   { name: 'job', doc: 'docs/jobs-contracts.md', machine: jobMachine },
   { name: 'contract', doc: 'docs/jobs-contracts.md', machine: contractMachine },
   { name: 'purchase order', doc: 'docs/purchasing.md', machine: poMachine },

@@ -21,6 +21,7 @@ import {
   softDeleteCustomer,
   updateCustomer,
 } from './customers.service.js';
+import { CUSTOMER_ACTIONS } from './customers.states.js';
 
 export default async function customerRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -123,7 +124,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
     },
   );
 
-  for (const action of ['deactivate', 'reactivate'] as const) {
+  for (const action of CUSTOMER_ACTIONS) {
     app.post(
       `/api/customers/:id/${action}`,
       {

@@ -1,10 +1,9 @@
 import { type Static, Type } from 'typebox';
 import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
+import { CUSTOMER_STATUSES } from './customers.states.js';
 
 export const CUSTOMER_TYPES = ['INDIVIDUAL', 'BUSINESS', 'PROPERTY_MANAGER', 'HOA', 'OTHER'] as const;
 export type CustomerType = (typeof CUSTOMER_TYPES)[number];
-export const CUSTOMER_STATUSES = ['active', 'inactive'] as const;
-export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
 
 const Text = (maxLength: number, description?: string) =>
   Type.String({ maxLength, ...(description ? { description } : {}) });

@@ -6,9 +6,11 @@ import { invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { next, statesAccepting } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { CreateCustomerInput, CustomerStatus, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
+import type { CreateCustomerInput, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
 import { searchPatterns, searchTextOf } from './customers.search.js';
+import { type CustomerAction, type CustomerStatus, customerMachine } from './customers.states.js';
 
 type Row = typeof customers.$inferSelect;
 
@@ -48,13 +50,6 @@ export function customerView(r: Row) {
   };
 }
 export type CustomerView = ReturnType<typeof customerView>;
-
-/** Deactivate/reactivate as data: the status each action requires and the one it leads to. */
-export const STATUS_TRANSITIONS = {
-  deactivate: { from: 'active', to: 'inactive' },
-  reactivate: { from: 'inactive', to: 'active' },
-} as const satisfies Record<string, { from: CustomerStatus; to: CustomerStatus }>;
-export type StatusAction = keyof typeof STATUS_TRANSITIONS;
 
 const OPTIONAL_TEXT = [
   'lastName',
@@ -291,15 +286,16 @@ export async function softDeleteCustomer(ctx: Ctx, id: string): Promise<void> {
   await emit(ctx, 'customer.deleted', { customerId: id });
 }
 
-export async function changeCustomerStatus(ctx: Ctx, id: string, action: StatusAction): Promise<CustomerView> {
+export async function changeCustomerStatus(ctx: Ctx, id: string, action: CustomerAction): Promise<CustomerView> {
   const current = await lockLive(ctx, id);
-  const move = STATUS_TRANSITIONS[action];
-  if (current.status !== move.from) {
-    throw invalidState(`Customer is ${current.status}; ${action} needs an ${move.from} customer`);
+  const to = next(customerMachine, current.status as CustomerStatus, action);
+  if (to === undefined) {
+    const needs = statesAccepting(customerMachine, action).join(' or ');
+    throw invalidState(`Customer is ${current.status}; ${action} needs an ${needs} customer`);
   }
   const [row] = await ctx.tx
     .update(customers)
-    .set({ status: move.to, updatedAt: new Date() })
+    .set({ status: to, updatedAt: new Date() })
     .where(live(ctx, id))
     .returning();
   const view = customerView(row as Row);
