@@ -3,6 +3,7 @@ import { billPaymentMachine } from './bill-payments/bill-payments.states.js';
 import { billMachine } from './bills/bills.states.js';
 import { contractMachine } from './contracts/contracts.states.js';
 import { customerMachine } from './customers/customers.states.js';
+import { equipmentMachine } from './equipment/equipment.states.js';
 import { jobMachine } from './jobs/jobs.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { poMachine } from './purchase-orders/purchase-orders.states.js';
@@ -19,6 +20,7 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'winter visit', doc: 'docs/winter-routes.md', machine: visitMachine },
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
   { name: 'customer', doc: 'docs/customers.md', machine: customerMachine },
+  { name: 'equipment', doc: 'docs/crew-equipment.md', machine: equipmentMachine },
   { name: 'job', doc: 'docs/jobs-contracts.md', machine: jobMachine },
   { name: 'contract', doc: 'docs/jobs-contracts.md', machine: contractMachine },
   { name: 'purchase order', doc: 'docs/purchasing.md', machine: poMachine },

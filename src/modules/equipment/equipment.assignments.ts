@@ -9,7 +9,7 @@ import { requireCrew, requireJob, requireMember } from '../crew-tracking/crew-tr
 import { instantOf } from '../crew-tracking/instants.js';
 import type { CheckInInput, CheckOutInput } from './equipment.schemas.js';
 import { checkHourMeter, equipmentView, loadEquipment } from './equipment.service.js';
-import { assertTransition } from './equipment.states.js';
+import { moveEquipment } from './equipment.states.js';
 
 type Row = typeof equipmentAssignments.$inferSelect;
 const view = (r: Row) => ({
@@ -28,7 +28,7 @@ const view = (r: Row) => ({
 export async function checkOut(ctx: Ctx, id: string, input: CheckOutInput) {
   const at = instantOf('at', input.at);
   const item = await loadEquipment(ctx, id, true);
-  assertTransition('checkOut', item.status, 'in_use');
+  const status = moveEquipment('checkOut', item.status, 'in_use');
   if (input.memberId) await requireMember(ctx, input.memberId);
   if (input.crewId) await requireCrew(ctx, input.crewId);
   if (input.jobId) await requireJob(ctx, input.jobId);
@@ -45,7 +45,7 @@ export async function checkOut(ctx: Ctx, id: string, input: CheckOutInput) {
   });
   const [updated] = await ctx.tx
     .update(equipment)
-    .set({ status: 'in_use', updatedAt: new Date() })
+    .set({ status, updatedAt: new Date() })
     .where(and(eq(equipment.organizationId, ctx.organizationId), eq(equipment.id, id)))
     .returning();
   return equipmentView(updated as typeof item);
@@ -55,7 +55,7 @@ export async function checkOut(ctx: Ctx, id: string, input: CheckOutInput) {
 export async function checkIn(ctx: Ctx, id: string, input: CheckInInput) {
   const at = instantOf('at', input.at);
   const item = await loadEquipment(ctx, id, true);
-  assertTransition('checkIn', item.status, 'available');
+  const status = moveEquipment('checkIn', item.status, 'available');
   checkHourMeter('hourMeter', item.hourMeter, input.hourMeter);
   const [open] = await ctx.tx
     .select()
@@ -80,7 +80,7 @@ export async function checkIn(ctx: Ctx, id: string, input: CheckInInput) {
   }
   const [updated] = await ctx.tx
     .update(equipment)
-    .set({ status: 'available', hourMeter, updatedAt: new Date() })
+    .set({ status, hourMeter, updatedAt: new Date() })
     .where(and(eq(equipment.organizationId, ctx.organizationId), eq(equipment.id, id)))
     .returning();
   return equipmentView(updated as typeof item);

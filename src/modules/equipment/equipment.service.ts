@@ -8,7 +8,7 @@ import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { CreateEquipmentInput, EquipmentStatus, UpdateEquipmentInput } from './equipment.schemas.js';
-import { assertTransition } from './equipment.states.js';
+import { moveEquipment } from './equipment.states.js';
 
 export type EquipmentRow = typeof equipment.$inferSelect;
 
@@ -106,8 +106,7 @@ export async function updateEquipment(ctx: Ctx, id: string, input: UpdateEquipme
   checkHourMeter('hourMeter', row.hourMeter, input.hourMeter);
   const patch = columnsOf(input);
   if (input.status !== undefined) {
-    assertTransition('patch', row.status, input.status);
-    patch.status = input.status;
+    patch.status = moveEquipment('patch', row.status, input.status);
   }
   const [updated] = await writing(() =>
     ctx.tx
