@@ -6,6 +6,7 @@ import { customerMachine } from './customers/customers.states.js';
 import { equipmentMachine } from './equipment/equipment.states.js';
 import { jobMachine } from './jobs/jobs.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
+import { paymentMachine } from './payments/payments.states.js';
 import { poMachine } from './purchase-orders/purchase-orders.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';
 
@@ -18,6 +19,7 @@ import { runMachine, visitMachine } from './winter-routes/winter-routes.states.j
 export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine: StateMachine<string, string> }> = [
   { name: 'winter run', doc: 'docs/winter-routes.md', machine: runMachine },
   { name: 'winter visit', doc: 'docs/winter-routes.md', machine: visitMachine },
+  { name: 'payment', doc: 'docs/billing.md', machine: paymentMachine },
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
   { name: 'customer', doc: 'docs/customers.md', machine: customerMachine },
   { name: 'equipment', doc: 'docs/crew-equipment.md', machine: equipmentMachine },

@@ -7,6 +7,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { calendarBound } from '../billing/date-filter.js';
 import { postInvoiceIssued, postInvoicePayment, postPaymentRefund } from '../invoices/invoices.ledger.js';
@@ -28,7 +29,13 @@ import {
   refundTrigger,
 } from '../invoices/invoices.transitions.js';
 import { getOrgSettings } from '../settings/settings.service.js';
-import { type PaymentOrigin, type PaymentStatus, paymentStatusOf, type RefundOrigin } from './payments.states.js';
+import {
+  type PaymentOrigin,
+  type PaymentStatus,
+  paymentMachine,
+  type RefundOrigin,
+  refundTriggerOf,
+} from './payments.states.js';
 
 type PaymentRow = typeof payments.$inferSelect;
 type RefundRow = typeof paymentRefunds.$inferSelect;
@@ -308,7 +315,11 @@ export async function refundPayment(ctx: Ctx, paymentId: string, input: Outgoing
     .set({
       refundedCents,
       unappliedCents: payment.unappliedCents - fromUnapplied,
-      status: paymentStatusOf(payment.amountCents, refundedCents),
+      status: take(
+        paymentMachine,
+        payment.status as PaymentStatus,
+        refundTriggerOf(payment.amountCents, refundedCents),
+      ),
     })
     .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.id, paymentId)))
     .returning();

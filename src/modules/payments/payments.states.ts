@@ -1,6 +1,19 @@
-/** A payment's status follows what was refunded of it; nothing else moves it. */
+import { stateMachine } from '../../platform/state-machine.js';
+
 export const PAYMENT_STATUSES = ['succeeded', 'partially_refunded', 'refunded'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+export type PaymentTrigger = 'partial_refund' | 'full_refund';
+
+/**
+ * A payment's status follows what was refunded of it; nothing else moves it. Each refund
+ * is a trigger (refundTriggerOf), so the table is what refuses a refund of a payment
+ * refunded in full (the service already answers that with 400 on `amount`, before the table).
+ */
+export const paymentMachine = stateMachine<PaymentStatus, PaymentTrigger>('payment', {
+  succeeded: { partial_refund: 'partially_refunded', full_refund: 'refunded' },
+  partially_refunded: { partial_refund: 'partially_refunded', full_refund: 'refunded' },
+  refunded: {},
+});
 
 export const PAYMENT_ORIGINS = ['API', 'STRIPE'] as const;
 export type PaymentOrigin = (typeof PAYMENT_ORIGINS)[number];
@@ -9,7 +22,6 @@ export type PaymentOrigin = (typeof PAYMENT_ORIGINS)[number];
 export const REFUND_ORIGINS = ['API', 'STRIPE_DASHBOARD'] as const;
 export type RefundOrigin = (typeof REFUND_ORIGINS)[number];
 
-export function paymentStatusOf(amountCents: number, refundedCents: number): PaymentStatus {
-  if (refundedCents <= 0) return 'succeeded';
-  return refundedCents >= amountCents ? 'refunded' : 'partially_refunded';
-}
+/** The trigger of a refund that brings the payment's refunded total to `refundedCents`. */
+export const refundTriggerOf = (amountCents: number, refundedCents: number): PaymentTrigger =>
+  refundedCents >= amountCents ? 'full_refund' : 'partial_refund';
