@@ -1,4 +1,6 @@
 import type { StateMachine } from '../platform/state-machine.js';
+import { estimateMachine } from './estimates/estimates.transitions.js';
+import { invoiceMachine } from './invoices/invoices.transitions.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';
 
@@ -11,5 +13,7 @@ import { runMachine, visitMachine } from './winter-routes/winter-routes.states.j
 export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine: StateMachine<string, string> }> = [
   { name: 'winter run', doc: 'docs/winter-routes.md', machine: runMachine },
   { name: 'winter visit', doc: 'docs/winter-routes.md', machine: visitMachine },
+  { name: 'invoice', doc: 'docs/billing.md', machine: invoiceMachine },
+  { name: 'estimate', doc: 'docs/billing.md', machine: estimateMachine },
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
 ];
