@@ -2,7 +2,14 @@ import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
-import { LineItem, LineItemsInput } from '../billing/line-items.js';
+import {
+  documentCreateFields,
+  documentNotes,
+  documentPatchFields,
+  documentPatchNotes,
+  EXAMPLE_LINES,
+} from '../billing/document-schemas.js';
+import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { ESTIMATE_STATUSES } from './estimates.transitions.js';
@@ -47,26 +54,19 @@ export const ConvertedEstimate = Type.Object(
   { additionalProperties: false },
 );
 
-const Notes = Type.String({ maxLength: 10_000 });
-
 export const CreateEstimateBody = Type.Object(
   {
-    customerId: Type.String({ minLength: 1, maxLength: 64 }),
-    propertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    lineItems: LineItemsInput,
+    ...documentCreateFields(),
     estimateDate: Type.Optional(CalendarDateIn('Default: today in the organization’s timezone')),
     expirationDate: Type.Optional(CalendarDateIn('Default: estimateDate + 30 days; not before estimateDate')),
-    notes: Type.Optional(Notes),
+    ...documentNotes(),
   },
   {
     additionalProperties: false,
     examples: [
       {
         customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
-        lineItems: [
-          { description: 'Weekly mowing', quantity: 4, unitPrice: 45, taxable: true },
-          { description: 'Hedge trimming', quantity: 1.5, unitPrice: 60 },
-        ],
+        lineItems: EXAMPLE_LINES,
         estimateDate: '2026-03-15',
         expirationDate: '2026-04-14',
         notes: 'Spring clean-up and weekly mowing',
@@ -77,12 +77,10 @@ export const CreateEstimateBody = Type.Object(
 
 export const UpdateEstimateBody = Type.Object(
   {
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    propertyId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-    lineItems: Type.Optional(LineItemsInput),
+    ...documentPatchFields(),
     estimateDate: Type.Optional(CalendarDateIn()),
     expirationDate: Type.Optional(CalendarDateIn()),
-    notes: Type.Optional(Nullable(Notes)),
+    ...documentPatchNotes(),
   },
   {
     additionalProperties: false,
