@@ -2,13 +2,7 @@ import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
-import {
-  documentCreateFields,
-  documentNotes,
-  documentPatchFields,
-  documentPatchNotes,
-  EXAMPLE_LINES,
-} from '../billing/document-schemas.js';
+import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
@@ -54,39 +48,24 @@ export const ConvertedEstimate = Type.Object(
   { additionalProperties: false },
 );
 
-export const CreateEstimateBody = Type.Object(
+export const CreateEstimateBody = createDocumentBody(
   {
-    ...documentCreateFields(),
     estimateDate: Type.Optional(CalendarDateIn('Default: today in the organization’s timezone')),
     expirationDate: Type.Optional(CalendarDateIn('Default: estimateDate + 30 days; not before estimateDate')),
-    ...documentNotes(),
   },
   {
-    additionalProperties: false,
-    examples: [
-      {
-        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
-        lineItems: EXAMPLE_LINES,
-        estimateDate: '2026-03-15',
-        expirationDate: '2026-04-14',
-        notes: 'Spring clean-up and weekly mowing',
-      },
-    ],
+    estimateDate: '2026-03-15',
+    expirationDate: '2026-04-14',
+    notes: 'Spring clean-up and weekly mowing',
   },
 );
 
-export const UpdateEstimateBody = Type.Object(
+export const UpdateEstimateBody = updateDocumentBody(
   {
-    ...documentPatchFields(),
     estimateDate: Type.Optional(CalendarDateIn()),
     expirationDate: Type.Optional(CalendarDateIn()),
-    ...documentPatchNotes(),
   },
-  {
-    additionalProperties: false,
-    description:
-      'Partial. A draft accepts every field; sent/viewed only expirationDate and notes; other states nothing (409 INVALID_STATE).',
-  },
+  'Partial. A draft accepts every field; sent/viewed only expirationDate and notes; other states nothing (409 INVALID_STATE).',
 );
 
 export const EstimateListQuery = Type.Object({

@@ -1,13 +1,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import {
-  documentCreateFields,
-  documentNotes,
-  documentPatchFields,
-  documentPatchNotes,
-  EXAMPLE_LINES,
-} from '../billing/document-schemas.js';
+import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { INVOICE_STATUSES } from './invoices.transitions.js';
@@ -68,9 +62,8 @@ export const SentInvoice = Type.Object(
   { additionalProperties: false },
 );
 
-export const CreateInvoiceBody = Type.Object(
+export const CreateInvoiceBody = createDocumentBody(
   {
-    ...documentCreateFields('A property of the customer'),
     invoiceDate: Type.Optional(
       DateOnly(
         'Default: today in the organization’s timezone (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)',
@@ -81,33 +74,21 @@ export const CreateInvoiceBody = Type.Object(
         'Default: invoiceDate + settings paymentTermsDays; not before invoiceDate (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)',
       ),
     ),
-    ...documentNotes(),
   },
   {
-    additionalProperties: false,
-    examples: [
-      {
-        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
-        lineItems: EXAMPLE_LINES,
-        invoiceDate: '2026-04-30',
-        dueDate: '2026-05-30',
-        notes: 'April service',
-      },
-    ],
+    invoiceDate: '2026-04-30',
+    dueDate: '2026-05-30',
+    notes: 'April service',
   },
+  'A property of the customer',
 );
 
-export const UpdateInvoiceBody = Type.Object(
+export const UpdateInvoiceBody = updateDocumentBody(
   {
-    ...documentPatchFields(),
     invoiceDate: Type.Optional(DateOnly('YYYY-MM-DD: the spec types it as a date; a date-time is 400')),
     dueDate: Type.Optional(DateOnly('YYYY-MM-DD: the spec types it as a date; a date-time is 400')),
-    ...documentPatchNotes(),
   },
-  {
-    additionalProperties: false,
-    description: 'Partial. A draft accepts every field; after that only dueDate and notes (else 409 INVALID_STATE).',
-  },
+  'Partial. A draft accepts every field; after that only dueDate and notes (else 409 INVALID_STATE).',
 );
 
 export const PaymentBody = Type.Object(
