@@ -29,9 +29,11 @@ import {
 /*
  * What every billing document with lines, a customer and a send action does the
  * same way (invoices and estimates today; purchase orders and bills may follow):
- * the customer/property checks, pricing and re-pricing, line storage, the send
- * (portal link + queued mail) and the portal view. Each resource keeps its own
- * service and routes, its states and its events; only this plumbing is shared.
+ * the customer/property checks, pricing and re-pricing, line storage, creating a
+ * draft, writing an edit, moving a status through the resource's state machine
+ * (by request or by a time-driven sweep), listing a page, the send (portal link +
+ * queued mail) and the events of a move. Each resource keeps its own service and
+ * routes, its machine, its events and its rules; only this plumbing is shared.
  */
 
 type DocumentTable = typeof invoices | typeof estimates;
@@ -96,7 +98,7 @@ export function documentRows<T extends DocumentTable, S extends string, Tr exten
     async sweep(
       ctx: Ctx,
       trigger: Tr,
-      date: 'dueDate' | 'expirationDate',
+      date: Extract<keyof Row, 'dueDate' | 'expirationDate'>,
       todayDate: string,
       limit: number,
       moved: (before: Row, row: Row) => Promise<void> = async () => {},
