@@ -4,6 +4,8 @@ import { billMachine } from './bills/bills.states.js';
 import { contractMachine } from './contracts/contracts.states.js';
 import { customerMachine } from './customers/customers.states.js';
 import { equipmentMachine } from './equipment/equipment.states.js';
+import { estimateMachine } from './estimates/estimates.transitions.js';
+import { invoiceMachine } from './invoices/invoices.transitions.js';
 import { jobMachine } from './jobs/jobs.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { paymentMachine } from './payments/payments.states.js';
@@ -20,6 +22,8 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'winter run', doc: 'docs/winter-routes.md', machine: runMachine },
   { name: 'winter visit', doc: 'docs/winter-routes.md', machine: visitMachine },
   { name: 'payment', doc: 'docs/billing.md', machine: paymentMachine },
+  { name: 'invoice', doc: 'docs/billing.md', machine: invoiceMachine },
+  { name: 'estimate', doc: 'docs/billing.md', machine: estimateMachine },
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
   { name: 'customer', doc: 'docs/customers.md', machine: customerMachine },
   { name: 'equipment', doc: 'docs/crew-equipment.md', machine: equipmentMachine },

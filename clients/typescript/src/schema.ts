@@ -962,12 +962,17 @@ export interface paths {
          * One payment intent
          * @description The intent with its status, which Stripe's events move:
          *
-         *     | action | from | to |
+         *     | from | trigger | to |
          *     | --- | --- | --- |
-         *     | `process` | `requires_payment_method` | `processing` |
-         *     | `fail` | `requires_payment_method`, `processing` | `requires_payment_method` |
-         *     | `succeed` | `requires_payment_method`, `processing`, `canceled` | `succeeded` |
-         *     | `cancel` | `requires_payment_method`, `processing` | `canceled` |
+         *     | `requires_payment_method` | `process` | `processing` |
+         *     | `requires_payment_method` | `fail` | `requires_payment_method` |
+         *     | `requires_payment_method` | `succeed` | `succeeded` |
+         *     | `requires_payment_method` | `cancel` | `canceled` |
+         *     | `processing` | `fail` | `requires_payment_method` |
+         *     | `processing` | `succeed` | `succeeded` |
+         *     | `processing` | `cancel` | `canceled` |
+         *     | `succeeded` | (none: final) | |
+         *     | `canceled` | `succeed` | `succeeded` |
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -4564,7 +4569,7 @@ export interface components {
             amendsContractId: string | null;
             /**
              * @description draft | sent | signed | active | expired | canceled
-             * @enum {unknown}
+             * @enum {string}
              */
             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
             startDate: string | null;
@@ -13379,7 +13384,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -13499,7 +13504,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -13547,7 +13552,7 @@ export interface operations {
                                 id: string;
                                 /**
                                  * @description draft | sent | signed | active | expired | canceled
-                                 * @enum {unknown}
+                                 * @enum {string}
                                  */
                                 status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                                 /**
@@ -13625,7 +13630,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -13673,7 +13678,7 @@ export interface operations {
                                 id: string;
                                 /**
                                  * @description draft | sent | signed | active | expired | canceled
-                                 * @enum {unknown}
+                                 * @enum {string}
                                  */
                                 status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                                 /**
@@ -13767,7 +13772,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -13815,7 +13820,7 @@ export interface operations {
                                 id: string;
                                 /**
                                  * @description draft | sent | signed | active | expired | canceled
-                                 * @enum {unknown}
+                                 * @enum {string}
                                  */
                                 status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                                 /**
@@ -13912,7 +13917,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -13960,7 +13965,7 @@ export interface operations {
                                 id: string;
                                 /**
                                  * @description draft | sent | signed | active | expired | canceled
-                                 * @enum {unknown}
+                                 * @enum {string}
                                  */
                                 status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                                 /**
@@ -14045,7 +14050,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -14093,7 +14098,7 @@ export interface operations {
                                 id: string;
                                 /**
                                  * @description draft | sent | signed | active | expired | canceled
-                                 * @enum {unknown}
+                                 * @enum {string}
                                  */
                                 status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                                 /**
@@ -14196,7 +14201,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -14244,7 +14249,7 @@ export interface operations {
                                 id: string;
                                 /**
                                  * @description draft | sent | signed | active | expired | canceled
-                                 * @enum {unknown}
+                                 * @enum {string}
                                  */
                                 status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                                 /**
@@ -14330,7 +14335,7 @@ export interface operations {
                             amendsContractId: string | null;
                             /**
                              * @description draft | sent | signed | active | expired | canceled
-                             * @enum {unknown}
+                             * @enum {string}
                              */
                             status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                             startDate: string | null;
@@ -14378,7 +14383,7 @@ export interface operations {
                                 id: string;
                                 /**
                                  * @description draft | sent | signed | active | expired | canceled
-                                 * @enum {unknown}
+                                 * @enum {string}
                                  */
                                 status: "draft" | "sent" | "signed" | "active" | "expired" | "canceled";
                                 /**

@@ -4,9 +4,12 @@ import type { Database } from '../../db/client.js';
 import { estimates, invoices, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { addDays, today } from '../../platform/dates.js';
-import { inTenant, systemActor } from '../../platform/tenancy.js';
+import { type StateMachine, statesAccepting } from '../../platform/state-machine.js';
+import { type Ctx, inTenant, systemActor } from '../../platform/tenancy.js';
 import { expireEstimates } from '../estimates/estimates.service.js';
+import { estimateMachine } from '../estimates/estimates.transitions.js';
 import { markInvoicesOverdue } from '../invoices/invoices.service.js';
+import { invoiceMachine } from '../invoices/invoices.transitions.js';
 
 /*
  * Time-driven transitions. Each sweep first asks, across tenants, which
@@ -21,45 +24,59 @@ const BATCH = 500;
 
 type Sweep = (database: Database, now?: Date) => Promise<number>;
 
-async function orgsWith(
-  database: Database,
+/**
+ * One sweep: the organizations with `table` rows in a state that accepts `trigger`
+ * and `dateColumn` before tomorrow (UTC), then `move` inside each organization with
+ * its own "today".
+ */
+function sweepOf<S extends string, T extends string>(
+  task: string,
   table: typeof invoices | typeof estimates,
   dateColumn: typeof invoices.dueDate | typeof estimates.expirationDate,
-  states: string[],
-  now: Date,
-) {
-  const horizon = addDays(today('UTC', now), 1);
-  return asPlatform(database.db, (tx) =>
-    tx
-      .selectDistinct({ id: organizations.id, timezone: organizations.timezone })
-      .from(table)
-      .innerJoin(organizations, eq(organizations.id, table.organizationId))
-      .where(and(inArray(table.status, states), lt(dateColumn, horizon)))
-      .limit(BATCH),
-  );
+  machine: StateMachine<S, T>,
+  trigger: T,
+  move: (ctx: Ctx, todayDate: string, limit: number) => Promise<number>,
+): Sweep {
+  const states = statesAccepting(machine, trigger);
+  return async (database, now = new Date()) => {
+    const horizon = addDays(today('UTC', now), 1);
+    const orgs = await asPlatform(database.db, (tx) =>
+      tx
+        .selectDistinct({ id: organizations.id, timezone: organizations.timezone })
+        .from(table)
+        .innerJoin(organizations, eq(organizations.id, table.organizationId))
+        .where(and(inArray(table.status, states), lt(dateColumn, horizon)))
+        .limit(BATCH),
+    );
+    let moved = 0;
+    for (const org of orgs) {
+      moved += await inTenant(database.db, org.id, systemActor(task), (ctx) =>
+        move(ctx, today(org.timezone, now), BATCH),
+      );
+    }
+    return moved;
+  };
 }
 
 /** sent | partially_paid invoices whose dueDate is before today (org timezone) → overdue. */
-export const sweepOverdueInvoices: Sweep = async (database, now = new Date()) => {
-  let moved = 0;
-  for (const org of await orgsWith(database, invoices, invoices.dueDate, ['sent', 'partially_paid'], now)) {
-    moved += await inTenant(database.db, org.id, systemActor('invoices.overdue'), (ctx) =>
-      markInvoicesOverdue(ctx, today(org.timezone, now), BATCH),
-    );
-  }
-  return moved;
-};
+export const sweepOverdueInvoices = sweepOf(
+  'invoices.overdue',
+  invoices,
+  invoices.dueDate,
+  invoiceMachine,
+  'overdue',
+  markInvoicesOverdue,
+);
 
 /** sent | viewed estimates whose expirationDate is before today (org timezone) → expired, no event. */
-export const sweepExpiredEstimates: Sweep = async (database, now = new Date()) => {
-  let moved = 0;
-  for (const org of await orgsWith(database, estimates, estimates.expirationDate, ['sent', 'viewed'], now)) {
-    moved += await inTenant(database.db, org.id, systemActor('estimates.expire'), (ctx) =>
-      expireEstimates(ctx, today(org.timezone, now), BATCH),
-    );
-  }
-  return moved;
-};
+export const sweepExpiredEstimates = sweepOf(
+  'estimates.expire',
+  estimates,
+  estimates.expirationDate,
+  estimateMachine,
+  'expire',
+  expireEstimates,
+);
 
 export const billingTasks: WorkerTask[] = [
   { name: 'invoices.overdue', intervalMs: 60_000, run: (t) => sweepOverdueInvoices(t.database) },

@@ -73,6 +73,44 @@ export async function pdfParties(ctx: Ctx, customerId: string) {
   };
 }
 
+/** The document's own part of its PDF, as in its REST shape. */
+interface PdfDocumentView {
+  customerId: string;
+  status: string;
+  lineItems: PdfDocumentData['lines'];
+  subtotal: number;
+  taxRate: number;
+  tax: number;
+  total: number;
+  notes: string | null;
+}
+
+/**
+ * A billing document's PDF file (`<number>.pdf`): its header from the organization and
+ * the customer, then `view`'s lines and totals; `extra` carries what only some types
+ * print (an invoice's payments and balance).
+ */
+export async function documentPdf(
+  ctx: Ctx,
+  head: { title: PdfDocumentData['title']; number: string; facts: PdfDocumentData['facts'] },
+  view: PdfDocumentView,
+  extra: Pick<PdfDocumentData, 'payments' | 'amountPaid' | 'balance'> = {},
+): Promise<PdfFile> {
+  const content = await renderDocumentPdf({
+    ...head,
+    status: view.status,
+    ...(await pdfParties(ctx, view.customerId)),
+    lines: view.lineItems,
+    subtotal: view.subtotal,
+    taxRate: view.taxRate,
+    tax: view.tax,
+    total: view.total,
+    ...extra,
+    notes: view.notes,
+  });
+  return { filename: `${head.number}.pdf`, content };
+}
+
 const money = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 const qty = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
 const label = (status: string) => status.replace(/_/g, ' ').toUpperCase();

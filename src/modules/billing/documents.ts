@@ -1,10 +1,16 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, type SQL } from 'drizzle-orm';
 import type { estimateLineItems, estimates, invoiceLineItems, invoices } from '../../db/schema/index.js';
+import type { CatalogEvent } from '../../delivery/catalog.js';
+import { emit } from '../../delivery/outbox.js';
 import { invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { fromCents } from '../../platform/money.js';
+import { listPage } from '../../platform/page-query.js';
+import type { Page } from '../../platform/pagination.js';
+import { type StateMachine, statesAccepting, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { type CustomerRow, customerById, requireCustomer, requireProperty } from '../customers/customers.refs.js';
-import type { LastEmail, MailDocumentType } from '../mail/mail.service.js';
+import { type LastEmail, lastEmailsOf, type MailDocumentType } from '../mail/mail.service.js';
 import { createPortalLink, type PortalDocumentType } from '../portal/portal.service.js';
 import { getOrgSettings, type OrgSettings } from '../settings/settings.service.js';
 import { queueDocumentMail } from './document-mail.js';
@@ -12,6 +18,7 @@ import {
   finish,
   type LineItemInputT,
   lineRows,
+  lineView,
   type PricedDocument,
   priceLines,
   storedToPriced,
@@ -22,17 +29,29 @@ import {
 /*
  * What every billing document with lines, a customer and a send action does the
  * same way (invoices and estimates today; purchase orders and bills may follow):
- * the customer/property checks, pricing and re-pricing, line storage, the send
- * (portal link + queued mail) and the portal view. Each resource keeps its own
- * service and routes, its states and its events; only this plumbing is shared.
+ * the customer/property checks, pricing and re-pricing, line storage, creating a
+ * draft, writing an edit, moving a status through the resource's state machine
+ * (by request or by a time-driven sweep), listing a page, the send (portal link +
+ * queued mail) and the events of a move. Each resource keeps its own service and
+ * routes, its machine, its events and its rules; only this plumbing is shared.
  */
 
 type DocumentTable = typeof invoices | typeof estimates;
+type LineTable = typeof invoiceLineItems | typeof estimateLineItems;
+type LineRow = typeof invoiceLineItems.$inferSelect | typeof estimateLineItems.$inferSelect;
 
-/** Finding, locking and deleting one document type's rows (`resource`: `invoice`, `estimate`). */
-export function documentRows<T extends DocumentTable>(table: T, resource: string) {
+/**
+ * Finding, locking, moving and deleting one document type's rows; its state machine
+ * names it in messages (`invoice`, `estimate`). Every status move goes through
+ * `move` or `sweep`, and so through the machine.
+ */
+export function documentRows<T extends DocumentTable, S extends string, Tr extends string>(
+  table: T,
+  machine: StateMachine<S, Tr>,
+) {
   type Row = T['$inferSelect'];
   const t = table as typeof invoices;
+  const resource = machine.resource;
   const label = `${resource.charAt(0).toUpperCase()}${resource.slice(1)}`;
   const byId = (ctx: Ctx, id: string) => and(eq(t.organizationId, ctx.organizationId), eq(t.id, id));
   /** The row, locked FOR UPDATE when it is about to change; 404 when missing or another organization's. */
@@ -53,11 +72,65 @@ export function documentRows<T extends DocumentTable>(table: T, resource: string
       }
       await ctx.tx.delete(t).where(byId(ctx, id));
     },
+    /** Locks the document and moves it by `trigger` (409 if the machine refuses), writing `extra` too. */
+    async move(
+      ctx: Ctx,
+      id: string,
+      trigger: Tr,
+      extraOf: Partial<Row> | ((before: Row) => Partial<Row>) = {},
+    ): Promise<{ before: Row; row: Row }> {
+      const before = await find(ctx, id, true);
+      const extra = typeof extraOf === 'function' ? extraOf(before) : extraOf;
+      const status = take(machine, before.status as S, trigger);
+      const [row] = await ctx.tx
+        .update(t)
+        .set({ ...(extra as object), status, updatedAt: new Date() })
+        .where(byId(ctx, id))
+        .returning();
+      return { before, row: row as Row };
+    },
+    /**
+     * A time-driven move for one organization: the documents in a state that accepts
+     * `trigger` whose `date` is before `todayDate`, oldest first. Claimed with SKIP LOCKED
+     * so a concurrent worker (or a payment holding the row) is never waited on; the status
+     * re-check in the UPDATE makes a second run a no-op. `moved` runs per moved row.
+     */
+    async sweep(
+      ctx: Ctx,
+      trigger: Tr,
+      date: Extract<keyof Row, 'dueDate' | 'expirationDate'>,
+      todayDate: string,
+      limit: number,
+      moved: (before: Row, row: Row) => Promise<void> = async () => {},
+    ): Promise<number> {
+      const open = statesAccepting(machine, trigger);
+      const dateColumn = (table as unknown as Record<string, typeof invoices.dueDate>)[date] as typeof invoices.dueDate;
+      const due = await ctx.tx
+        .select()
+        .from(t)
+        .where(and(eq(t.organizationId, ctx.organizationId), inArray(t.status, open), lt(dateColumn, todayDate)))
+        .orderBy(asc(dateColumn))
+        .limit(limit)
+        .for('update', { skipLocked: true });
+      let count = 0;
+      for (const before of due as Row[]) {
+        const status = take(machine, before.status as S, trigger);
+        const [row] = await ctx.tx
+          .update(t)
+          .set({ status, updatedAt: new Date() })
+          .where(and(byId(ctx, (before as { id: string }).id), inArray(t.status, open)))
+          .returning();
+        if (!row) continue;
+        await moved(before, row as Row);
+        count++;
+      }
+      return count;
+    },
   };
 }
 
 /** The columns every edit writes: parties, notes, totals when re-priced, and the time. */
-export function editedColumns(
+function editedColumns(
   row: { notes: string | null },
   patch: { notes?: string | null | undefined },
   parties: { customerId: string; propertyId: string | null; priced: PricedDocument | undefined },
@@ -70,9 +143,6 @@ export function editedColumns(
     updatedAt: new Date(),
   };
 }
-
-type LineTable = typeof invoiceLineItems | typeof estimateLineItems;
-type LineRow = typeof invoiceLineItems.$inferSelect | typeof estimateLineItems.$inferSelect;
 
 /** Reads and writes one document type's lines (`parent`: the column naming the document). */
 export function documentLines<T extends LineTable, K extends 'invoiceId' | 'estimateId'>(table: T, parent: K) {
@@ -92,20 +162,25 @@ export function documentLines<T extends LineTable, K extends 'invoiceId' | 'esti
       ),
     );
   };
+  /** Lines of each document, in position order; every id gets an entry. */
+  const of = async (ctx: Ctx, ids: string[]): Promise<Map<string, Row[]>> => {
+    const byDocument = new Map<string, Row[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return byDocument;
+    const rows = (await ctx.tx
+      .select()
+      .from(t)
+      .where(and(eq(t.organizationId, ctx.organizationId), inArray(parentColumn, ids)))
+      .orderBy(asc(parentColumn), asc(t.position))) as unknown as Row[];
+    for (const row of rows) byDocument.get((row as Record<K, string>)[parent])?.push(row);
+    return byDocument;
+  };
   return {
-    /** Lines of each document, in position order; every id gets an entry. */
-    async of(ctx: Ctx, ids: string[]): Promise<Map<string, Row[]>> {
-      const byDocument = new Map<string, Row[]>(ids.map((id) => [id, []]));
-      if (ids.length === 0) return byDocument;
-      const rows = (await ctx.tx
-        .select()
-        .from(t)
-        .where(and(eq(t.organizationId, ctx.organizationId), inArray(parentColumn, ids)))
-        .orderBy(asc(parentColumn), asc(t.position))) as unknown as Row[];
-      for (const row of rows) byDocument.get((row as Record<K, string>)[parent])?.push(row);
-      return byDocument;
-    },
+    of,
     insert,
+    /** One document's lines, in position order. */
+    async stored(ctx: Ctx, id: string): Promise<Row[]> {
+      return (await of(ctx, [id])).get(id) ?? [];
+    },
     /** Every line replaced by the priced ones. */
     async replace(ctx: Ctx, documentId: string, priced: PricedDocument) {
       await ctx.tx.delete(t).where(and(eq(t.organizationId, ctx.organizationId), eq(parentColumn, documentId)));
@@ -126,10 +201,72 @@ export async function startDocument(
   return { settings, customer, priced };
 }
 
+/** What every new document is given besides its own dates. */
+export interface DocumentInput {
+  customerId: string;
+  propertyId?: string | undefined;
+  lineItems: LineItemInputT[];
+  notes?: string | undefined;
+}
+
+/** What every document edit may change besides its own dates (all optional: PUT is partial). */
 export interface DocumentPatch {
   customerId?: string | undefined;
   propertyId?: string | null | undefined;
   lineItems?: LineItemInputT[] | undefined;
+  notes?: string | null | undefined;
+}
+
+interface LineStore {
+  insert(ctx: Ctx, documentId: string, priced: PricedDocument): Promise<void>;
+  replace(ctx: Ctx, documentId: string, priced: PricedDocument): Promise<void>;
+}
+
+/**
+ * Stores a new draft (`values`: its id, number, parties, dates and own columns) with
+ * its priced lines and totals.
+ */
+export async function insertDraft<Row>(
+  ctx: Ctx,
+  table: DocumentTable,
+  lines: LineStore,
+  values: { id: string; customerId: string; propertyId: string | null; notes: string | null } & Record<string, unknown>,
+  priced: PricedDocument,
+): Promise<Row> {
+  const [row] = await ctx.tx
+    .insert(table as typeof invoices)
+    .values({
+      ...(values as unknown as typeof invoices.$inferInsert),
+      organizationId: ctx.organizationId,
+      status: 'draft',
+      ...totalsColumns(priced),
+    })
+    .returning();
+  await lines.insert(ctx, values.id, priced);
+  return row as Row;
+}
+
+/**
+ * Writes an edit: the parties, notes and totals `editParties` settled, the resource's
+ * own `columns` (dates, a status the machine allowed), and the lines when given.
+ */
+export async function writeEdit<Row>(
+  ctx: Ctx,
+  table: DocumentTable,
+  lines: LineStore,
+  row: { id: string; notes: string | null },
+  patch: DocumentPatch,
+  parties: { customerId: string; propertyId: string | null; priced: PricedDocument | undefined },
+  columns: Record<string, unknown>,
+): Promise<Row> {
+  const t = table as typeof invoices;
+  const [updated] = await ctx.tx
+    .update(t)
+    .set({ ...columns, ...editedColumns(row, patch, parties) })
+    .where(and(eq(t.organizationId, ctx.organizationId), eq(t.id, row.id)))
+    .returning();
+  if (parties.priced && patch.lineItems) await lines.replace(ctx, row.id, parties.priced);
+  return updated as Row;
 }
 
 /**
@@ -156,9 +293,9 @@ export function refuseLockedFields(resource: string, status: string, patch: obje
  */
 export async function editParties(
   ctx: Ctx,
-  row: { customerId: string; propertyId: string | null },
+  row: { id: string; customerId: string; propertyId: string | null },
   patch: DocumentPatch,
-  storedLines: () => Promise<LineRow[]>,
+  lines: { stored(ctx: Ctx, id: string): Promise<LineRow[]> },
 ): Promise<{ customerId: string; propertyId: string | null; priced: PricedDocument | undefined }> {
   const customerId = patch.customerId ?? row.customerId;
   const customerChanged = customerId !== row.customerId;
@@ -172,39 +309,107 @@ export async function editParties(
     const { taxRate } = await getOrgSettings(ctx);
     const rate = taxRateFor(customer, taxRate);
     if (patch.lineItems) priced = await priceLines(ctx, patch.lineItems, rate);
-    else priced = finish((await storedLines()).map(storedToPriced), rate);
+    else priced = finish((await lines.stored(ctx, row.id)).map(storedToPriced), rate);
   }
   return { customerId, propertyId, priced };
-}
-
-export interface SentDocument {
-  portalUrl: string;
-  emailedTo: string[];
-  /** The queued mail, or null when the customer has no address (nothing queued). */
-  lastEmail: LastEmail | null;
 }
 
 /**
  * The send of a document after its transition: a fresh portal link and the mail to
  * the customer queued in the same transaction, with the document's PDF attached by
  * the worker. `compose` writes the message from the org settings, the sender's name
- * and the link.
+ * and the link. Answers the document's view with the link, the addresses mailed and
+ * the queued mail (`lastEmail` unchanged when the customer has no address).
  */
-export async function sendDocumentLink(
+export async function sendDocumentLink<V extends { id: string; customerId: string; lastEmail: LastEmail | null }>(
   ctx: Ctx,
-  doc: { type: PortalDocumentType & MailDocumentType; id: string; customerId: string },
+  type: PortalDocumentType & MailDocumentType,
+  view: V,
   baseUrl: string,
   compose: (m: { settings: OrgSettings; from: string; url: string }) => { subject: string; lines: string[] },
-): Promise<SentDocument> {
-  const customer = await customerById(ctx, doc.customerId);
+): Promise<V & { portalUrl: string; emailedTo: string[] }> {
+  const customer = await customerById(ctx, view.customerId);
   const settings = await getOrgSettings(ctx);
-  const link = await createPortalLink(ctx, baseUrl, doc.type, doc.id);
+  const link = await createPortalLink(ctx, baseUrl, type, view.id);
   const message = compose({ settings, from: settings.companyName ?? settings.name, url: link.url });
   const { emailedTo, lastEmail } = await queueDocumentMail(ctx, customer, {
-    documentType: doc.type,
-    documentId: doc.id,
+    documentType: type,
+    documentId: view.id,
     attachPdf: true,
     ...message,
   });
-  return { portalUrl: link.url, emailedTo, lastEmail };
+  return { ...view, lastEmail: lastEmail ?? view.lastEmail, portalUrl: link.url, emailedTo };
+}
+
+/** The fields of a document whose status moved (decisions §5: statuses in upper case). */
+export const statusChange = (oldStatus: string, newStatus: string) => ({
+  oldStatus: oldStatus.toUpperCase(),
+  newStatus: newStatus.toUpperCase(),
+});
+
+/**
+ * The events of a move, in its transaction: the trigger's own event (if any), then
+ * `<resource>.status_changed` when the status actually moved and the trigger announces it.
+ */
+export async function emitMove(
+  ctx: Ctx,
+  events: { specific: CatalogEvent | null; statusChanged: CatalogEvent | null },
+  oldStatus: string,
+  newStatus: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  const payload = { ...data, ...statusChange(oldStatus, newStatus) };
+  if (events.specific) await emit(ctx, events.specific, payload);
+  if (events.statusChanged && oldStatus !== newStatus) await emit(ctx, events.statusChanged, payload);
+}
+
+/** The totals part of a document's REST shape (lines, subtotal, rate, tax, total). */
+export const totalsView = (
+  r: { subtotalCents: number; taxRate: string; taxCents: number; totalCents: number },
+  lines: LineRow[],
+) => ({
+  lineItems: lines.map(lineView),
+  subtotal: fromCents(r.subtotalCents),
+  taxRate: Number(r.taxRate),
+  tax: fromCents(r.taxCents),
+  total: fromCents(r.totalCents),
+});
+
+/** A document's list filters every type has: the organization, `status`, `customerId`. */
+export function documentFilters(
+  ctx: Ctx,
+  table: DocumentTable,
+  q: { status?: string | undefined; customerId?: string | undefined },
+): SQL[] {
+  const t = table as typeof invoices;
+  const where: SQL[] = [eq(t.organizationId, ctx.organizationId)];
+  if (q.status) where.push(eq(t.status, q.status));
+  if (q.customerId) where.push(eq(t.customerId, q.customerId));
+  return where;
+}
+
+/**
+ * One page of documents in their list shape: the rows matching `where`, each with its
+ * lines and its latest mail (one query each for the whole page).
+ */
+export async function documentPage<Row extends { id: string }, L, V>(
+  ctx: Ctx,
+  source: {
+    table: DocumentTable;
+    lines: { of(ctx: Ctx, ids: string[]): Promise<Map<string, L[]>> };
+    type: MailDocumentType;
+  },
+  where: SQL[],
+  page: Page,
+  view: (row: Row, lines: L[], lastEmail: LastEmail | null) => V,
+) {
+  const table = source.table as typeof invoices;
+  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, table, and(...where), page);
+  const ids = rows.map((r) => r.id);
+  const lines = await source.lines.of(ctx, ids);
+  const mails = await lastEmailsOf(ctx, source.type, ids);
+  return {
+    rows: (rows as unknown as Row[]).map((r) => view(r, lines.get(r.id) ?? [], mails.get(r.id) ?? null)),
+    ...more,
+  };
 }

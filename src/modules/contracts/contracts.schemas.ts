@@ -1,14 +1,13 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
+import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { CONTRACT_STATUSES } from './contracts.states.js';
 
 const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
-export const ContractStatusSchema = Type.Enum(CONTRACT_STATUSES, {
-  description: 'draft | sent | signed | active | expired | canceled',
-});
+export const ContractStatusSchema = StringEnum(CONTRACT_STATUSES);
 
 export const ContractLineIn = Type.Object(
   {

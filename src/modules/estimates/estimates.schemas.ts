@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
-import { LineItem, LineItemsInput } from '../billing/line-items.js';
+import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
+import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { ESTIMATE_STATUSES } from './estimates.transitions.js';
@@ -47,48 +48,24 @@ export const ConvertedEstimate = Type.Object(
   { additionalProperties: false },
 );
 
-const Notes = Type.String({ maxLength: 10_000 });
-
-export const CreateEstimateBody = Type.Object(
+export const CreateEstimateBody = createDocumentBody(
   {
-    customerId: Type.String({ minLength: 1, maxLength: 64 }),
-    propertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    lineItems: LineItemsInput,
     estimateDate: Type.Optional(CalendarDateIn('Default: today in the organization’s timezone')),
     expirationDate: Type.Optional(CalendarDateIn('Default: estimateDate + 30 days; not before estimateDate')),
-    notes: Type.Optional(Notes),
   },
   {
-    additionalProperties: false,
-    examples: [
-      {
-        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
-        lineItems: [
-          { description: 'Weekly mowing', quantity: 4, unitPrice: 45, taxable: true },
-          { description: 'Hedge trimming', quantity: 1.5, unitPrice: 60 },
-        ],
-        estimateDate: '2026-03-15',
-        expirationDate: '2026-04-14',
-        notes: 'Spring clean-up and weekly mowing',
-      },
-    ],
+    estimateDate: '2026-03-15',
+    expirationDate: '2026-04-14',
+    notes: 'Spring clean-up and weekly mowing',
   },
 );
 
-export const UpdateEstimateBody = Type.Object(
+export const UpdateEstimateBody = updateDocumentBody(
   {
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    propertyId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-    lineItems: Type.Optional(LineItemsInput),
     estimateDate: Type.Optional(CalendarDateIn()),
     expirationDate: Type.Optional(CalendarDateIn()),
-    notes: Type.Optional(Nullable(Notes)),
   },
-  {
-    additionalProperties: false,
-    description:
-      'Partial. A draft accepts every field; sent/viewed only expirationDate and notes; other states nothing (409 INVALID_STATE).',
-  },
+  'Partial. A draft accepts every field; sent/viewed only expirationDate and notes; other states nothing (409 INVALID_STATE).',
 );
 
 export const EstimateListQuery = Type.Object({

@@ -1,5 +1,5 @@
 import type { CatalogEvent } from '../../delivery/catalog.js';
-import { invalidState } from '../../platform/errors.js';
+import { stateMachine } from '../../platform/state-machine.js';
 
 export const ESTIMATE_STATUSES = ['draft', 'sent', 'viewed', 'approved', 'declined', 'expired', 'converted'] as const;
 export type EstimateStatus = (typeof ESTIMATE_STATUSES)[number];
@@ -7,11 +7,14 @@ export type EstimateStatus = (typeof ESTIMATE_STATUSES)[number];
 export type EstimateTrigger = 'send' | 'view' | 'approve' | 'decline' | 'expire' | 'convert';
 
 /**
- * The estimate state machine; the service consults only this table (409
- * INVALID_STATE for a trigger a status does not list). A re-send keeps sent or
- * viewed; conversion is possible from every status but converted.
+ * The estimate state machine; the service consults it for every move, the
+ * worker's expiry and the customer's first view included, only through
+ * `take`/`canTake`/`statesAccepting` (409 INVALID_STATE for a trigger a status
+ * does not list). A re-send keeps sent or viewed; a second view keeps viewed
+ * without a move; conversion is possible from every status but converted.
+ * docs/billing.md prints it (`npm run docs:states`).
  */
-export const ESTIMATE_TRANSITIONS: Record<EstimateStatus, Partial<Record<EstimateTrigger, EstimateStatus>>> = {
+export const estimateMachine = stateMachine<EstimateStatus, EstimateTrigger>('estimate', {
   draft: { send: 'sent', convert: 'converted' },
   sent: {
     send: 'sent',
@@ -26,7 +29,7 @@ export const ESTIMATE_TRANSITIONS: Record<EstimateStatus, Partial<Record<Estimat
   declined: { convert: 'converted' },
   expired: { convert: 'converted' },
   converted: {},
-};
+});
 
 /**
  * Events per trigger: `specific` fires on every use of the trigger,
@@ -48,9 +51,3 @@ export const ESTIMATE_TRIGGER_EVENTS: Record<
 /** Fully editable only while draft; sent and viewed accept these fields; later states nothing. */
 export const LIMITED_EDIT_FIELDS = ['expirationDate', 'notes'] as const;
 export const LIMITED_EDIT_STATES: readonly EstimateStatus[] = ['sent', 'viewed'];
-
-export function nextEstimateStatus(from: EstimateStatus, trigger: EstimateTrigger): EstimateStatus {
-  const to = ESTIMATE_TRANSITIONS[from][trigger];
-  if (!to) throw invalidState(`Cannot ${trigger} an estimate that is ${from}`);
-  return to;
-}

@@ -2,32 +2,21 @@ import { and, asc, eq } from 'drizzle-orm';
 import { payments } from '../../db/schema/index.js';
 import { fromCents } from '../../platform/money.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { type PdfFile, pdfParties, renderDocumentPdf } from '../billing/document-pdf.js';
+import { documentPdf, type PdfFile } from '../billing/document-pdf.js';
 import type { InvoiceDetailView } from './invoices.service.js';
 
 /** The invoice as the customer gets it on paper: company, customer, lines, totals, payments, status, due date. */
 export async function renderInvoicePdf(ctx: Ctx, invoice: InvoiceDetailView): Promise<PdfFile> {
-  const id = invoice.id;
-  const parties = await pdfParties(ctx, invoice.customerId);
   const paid = await ctx.tx
     .select()
     .from(payments)
-    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.invoiceId, id)))
+    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.invoiceId, invoice.id)))
     .orderBy(asc(payments.createdAt), asc(payments.id));
-  const content = await renderDocumentPdf({
-    title: 'Invoice',
-    number: invoice.invoiceNumber,
-    status: invoice.status,
-    ...parties,
-    facts: [
-      ['Invoice date', invoice.invoiceDate],
-      ['Due date', invoice.dueDate],
-    ],
-    lines: invoice.lineItems,
-    subtotal: invoice.subtotal,
-    taxRate: invoice.taxRate,
-    tax: invoice.tax,
-    total: invoice.total,
+  const facts: Array<[string, string]> = [
+    ['Invoice date', invoice.invoiceDate],
+    ['Due date', invoice.dueDate],
+  ];
+  return documentPdf(ctx, { title: 'Invoice', number: invoice.invoiceNumber, facts }, invoice, {
     payments: paid.map((p) => ({
       date: p.paymentDate,
       method: p.method,
@@ -36,7 +25,5 @@ export async function renderInvoicePdf(ctx: Ctx, invoice: InvoiceDetailView): Pr
     })),
     amountPaid: invoice.amountPaid,
     balance: invoice.balance,
-    notes: invoice.notes,
   });
-  return { filename: `${invoice.invoiceNumber}.pdf`, content };
 }

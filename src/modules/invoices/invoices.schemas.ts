@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { LineItem, LineItemsInput } from '../billing/line-items.js';
+import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
+import { LineItem } from '../billing/line-items.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { INVOICE_STATUSES } from './invoices.transitions.js';
 
@@ -61,13 +62,8 @@ export const SentInvoice = Type.Object(
   { additionalProperties: false },
 );
 
-const Notes = Type.String({ maxLength: 10_000 });
-
-export const CreateInvoiceBody = Type.Object(
+export const CreateInvoiceBody = createDocumentBody(
   {
-    customerId: Type.String({ minLength: 1, maxLength: 64 }),
-    propertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A property of the customer' })),
-    lineItems: LineItemsInput,
     invoiceDate: Type.Optional(
       DateOnly(
         'Default: today in the organization’s timezone (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)',
@@ -78,38 +74,21 @@ export const CreateInvoiceBody = Type.Object(
         'Default: invoiceDate + settings paymentTermsDays; not before invoiceDate (a date only, YYYY-MM-DD: the spec types it as a date; a date-time is 400)',
       ),
     ),
-    notes: Type.Optional(Notes),
   },
   {
-    additionalProperties: false,
-    examples: [
-      {
-        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
-        lineItems: [
-          { description: 'Weekly mowing', quantity: 4, unitPrice: 45, taxable: true },
-          { description: 'Hedge trimming', quantity: 1.5, unitPrice: 60 },
-        ],
-        invoiceDate: '2026-04-30',
-        dueDate: '2026-05-30',
-        notes: 'April service',
-      },
-    ],
+    invoiceDate: '2026-04-30',
+    dueDate: '2026-05-30',
+    notes: 'April service',
   },
+  'A property of the customer',
 );
 
-export const UpdateInvoiceBody = Type.Object(
+export const UpdateInvoiceBody = updateDocumentBody(
   {
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    propertyId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-    lineItems: Type.Optional(LineItemsInput),
     invoiceDate: Type.Optional(DateOnly('YYYY-MM-DD: the spec types it as a date; a date-time is 400')),
     dueDate: Type.Optional(DateOnly('YYYY-MM-DD: the spec types it as a date; a date-time is 400')),
-    notes: Type.Optional(Nullable(Notes)),
   },
-  {
-    additionalProperties: false,
-    description: 'Partial. A draft accepts every field; after that only dueDate and notes (else 409 INVALID_STATE).',
-  },
+  'Partial. A draft accepts every field; after that only dueDate and notes (else 409 INVALID_STATE).',
 );
 
 export const PaymentBody = Type.Object(

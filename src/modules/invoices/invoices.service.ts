@@ -1,27 +1,34 @@
-import { and, asc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gte, lte } from 'drizzle-orm';
 import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
 import { emit } from '../../delivery/outbox.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
-import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { canTake, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { dateRange } from '../billing/date-filter.js';
 import type { PdfFile } from '../billing/document-pdf.js';
 import {
+  type DocumentInput,
+  type DocumentPatch,
+  documentFilters,
   documentLines,
+  documentPage,
   documentRows,
-  editedColumns,
   editParties,
+  emitMove,
+  insertDraft,
   refuseLockedFields,
   sendDocumentLink,
   startDocument,
+  totalsView,
+  writeEdit,
 } from '../billing/documents.js';
-import { type LineItemInputT, lineView, type PricedDocument, totalsColumns } from '../billing/line-items.js';
+import type { PricedDocument } from '../billing/line-items.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
-import { type LastEmail, lastEmailOf, lastEmailsOf } from '../mail/mail.service.js';
+import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
 import { recordPortalView } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { postInvoiceIssued, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
@@ -30,8 +37,8 @@ import type { PaymentMethod } from './invoices.schemas.js';
 import {
   type InvoiceStatus,
   type InvoiceTrigger,
+  invoiceMachine,
   LIMITED_EDIT_FIELDS,
-  nextInvoiceStatus,
   TRIGGER_EVENT,
 } from './invoices.transitions.js';
 
@@ -64,11 +71,7 @@ function invoiceView(r: InvoiceRow, lines: LineRow[], lastEmail: LastEmail | nul
     propertyId: r.propertyId,
     estimateId: r.estimateId,
     status: r.status as InvoiceStatus,
-    lineItems: lines.map(lineView),
-    subtotal: fromCents(r.subtotalCents),
-    taxRate: Number(r.taxRate),
-    tax: fromCents(r.taxCents),
-    total: fromCents(r.totalCents),
+    ...totalsView(r, lines),
     amountPaid: fromCents(r.amountPaidCents),
     balance: fromCents(balanceCents(r)),
     invoiceDate: r.invoiceDate,
@@ -84,10 +87,9 @@ export type InvoiceView = ReturnType<typeof invoiceView>;
 export type InvoiceDetailView = InvoiceView & { payments: ReturnType<typeof paymentView>[] };
 
 const invoiceLines = documentLines(invoiceLineItems, 'invoiceId');
-const linesOf = (ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> => invoiceLines.of(ctx, ids);
 
 export async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetailView> {
-  const lines = (await linesOf(ctx, [row.id])).get(row.id) ?? [];
+  const lines = await invoiceLines.stored(ctx, row.id);
   const paid = await ctx.tx
     .select()
     .from(payments)
@@ -99,9 +101,7 @@ export async function detailOf(ctx: Ctx, row: InvoiceRow): Promise<InvoiceDetail
 
 /** The invoice row, locked FOR UPDATE when it is about to change (payments, refunds, transitions, edits). */
 export const findRow = (ctx: Ctx, id: string, lock: boolean): Promise<InvoiceRow> => invoiceRows.find(ctx, id, lock);
-const invoiceRows = documentRows(invoices, 'invoice');
-
-const upper = (s: string) => s.toUpperCase();
+const invoiceRows = documentRows(invoices, invoiceMachine);
 
 /** Invoice event data (decisions §5): id, number, amount due, the invoice in its REST shape. */
 export const eventData = (d: InvoiceDetailView) => ({
@@ -118,10 +118,8 @@ export async function emitInvoiceTransition(
   oldStatus: string,
   detail: InvoiceDetailView,
 ): Promise<void> {
-  const data = { ...eventData(detail), oldStatus: upper(oldStatus), newStatus: upper(detail.status) };
-  const specific = TRIGGER_EVENT[trigger];
-  if (specific) await emit(ctx, specific, data);
-  if (oldStatus !== detail.status) await emit(ctx, 'invoice.status_changed', data);
+  const events = { specific: TRIGGER_EVENT[trigger], statusChanged: 'invoice.status_changed' as const };
+  await emitMove(ctx, events, oldStatus, detail.status, eventData(detail));
 }
 
 export async function getInvoice(ctx: Ctx, id: string): Promise<InvoiceDetailView> {
@@ -144,17 +142,10 @@ export interface InvoiceListQuery {
 export async function listInvoices(ctx: Ctx, q: InvoiceListQuery, page: Page) {
   const { timezone } = await getOrgSettings(ctx);
   const range = dateRange(q, timezone);
-  const where: SQL[] = [eq(invoices.organizationId, ctx.organizationId)];
-  if (q.status) where.push(eq(invoices.status, q.status));
-  if (q.customerId) where.push(eq(invoices.customerId, q.customerId));
+  const where = documentFilters(ctx, invoices, q);
   if (range.from) where.push(gte(invoices.invoiceDate, range.from));
   if (range.to) where.push(lte(invoices.invoiceDate, range.to));
-  const condition = and(...where);
-  const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, invoices, condition, page);
-  const ids = rows.map((r) => r.id);
-  const lines = await linesOf(ctx, ids);
-  const mails = await lastEmailsOf(ctx, 'invoice', ids);
-  return { rows: rows.map((r) => invoiceView(r, lines.get(r.id) ?? [], mails.get(r.id) ?? null)), ...more };
+  return documentPage(ctx, { table: invoices, lines: invoiceLines, type: 'invoice' }, where, page, invoiceView);
 }
 
 export interface NewInvoice {
@@ -169,37 +160,18 @@ export interface NewInvoice {
 
 /** Numbers, stores and announces a validated invoice (also used by estimate conversion). */
 export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceDetailView> {
+  const { priced, ...columns } = doc;
   const invoiceNumber = await nextDocumentNumber(ctx, 'invoice');
-  const id = newId('inv');
-  const [row] = await ctx.tx
-    .insert(invoices)
-    .values({
-      id,
-      organizationId: ctx.organizationId,
-      invoiceNumber,
-      customerId: doc.customerId,
-      propertyId: doc.propertyId,
-      status: 'draft',
-      invoiceDate: doc.invoiceDate,
-      dueDate: doc.dueDate,
-      notes: doc.notes,
-      ...totalsColumns(doc.priced),
-      estimateId: doc.estimateId,
-    })
-    .returning();
-  await invoiceLines.insert(ctx, id, doc.priced);
-  const detail = await detailOf(ctx, row as InvoiceRow);
+  const values = { id: newId('inv'), invoiceNumber, ...columns };
+  const row = await insertDraft<InvoiceRow>(ctx, invoices, invoiceLines, values, priced);
+  const detail = await detailOf(ctx, row);
   await emit(ctx, 'invoice.created', eventData(detail));
   return detail;
 }
 
-export interface CreateInvoiceInput {
-  customerId: string;
-  propertyId?: string | undefined;
-  lineItems: LineItemInputT[];
+export interface CreateInvoiceInput extends DocumentInput {
   invoiceDate?: string | undefined;
   dueDate?: string | undefined;
-  notes?: string | undefined;
 }
 
 const checkDueDate = (invoiceDate: string, dueDate: string) => {
@@ -222,42 +194,32 @@ export async function createInvoice(ctx: Ctx, input: CreateInvoiceInput): Promis
   });
 }
 
-export interface UpdateInvoiceInput {
-  customerId?: string | undefined;
-  propertyId?: string | null | undefined;
-  lineItems?: LineItemInputT[] | undefined;
+export interface UpdateInvoiceInput extends DocumentPatch {
   invoiceDate?: string | undefined;
   dueDate?: string | undefined;
-  notes?: string | null | undefined;
 }
 
 export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceInput): Promise<InvoiceDetailView> {
   const row = await findRow(ctx, id, true);
   if (row.status !== 'draft') refuseLockedFields('invoice', row.status, patch, LIMITED_EDIT_FIELDS);
-  const parties = await editParties(ctx, row, patch, async () => (await linesOf(ctx, [id])).get(id) ?? []);
+  const parties = await editParties(ctx, row, patch, invoiceLines);
   const invoiceDate = patch.invoiceDate ?? row.invoiceDate;
   const dueDate = patch.dueDate ?? row.dueDate;
   checkDueDate(invoiceDate, dueDate);
   const settings = await getOrgSettings(ctx);
 
-  // An overdue invoice whose dueDate moves to today or later is no longer overdue.
+  // A due date moved to today or later is a trigger the table takes only from overdue
+  // (back to sent, or partially_paid when something was paid); elsewhere it is just an edit.
   let reopen: InvoiceTrigger | undefined;
-  if (row.status === 'overdue' && patch.dueDate !== undefined && dueDate >= today(settings.timezone)) {
-    reopen = row.amountPaidCents > 0 ? 'due_date_extended_after_payment' : 'due_date_extended';
+  if (patch.dueDate !== undefined && dueDate >= today(settings.timezone)) {
+    const trigger = row.amountPaidCents > 0 ? 'due_date_extended_after_payment' : 'due_date_extended';
+    if (canTake(invoiceMachine, row.status as InvoiceStatus, trigger)) reopen = trigger;
   }
 
-  const [updated] = await ctx.tx
-    .update(invoices)
-    .set({
-      ...(reopen ? { status: nextInvoiceStatus('overdue', reopen) } : {}),
-      ...editedColumns(row, patch, parties),
-      invoiceDate,
-      dueDate,
-    })
-    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
-    .returning();
-  if (parties.priced && patch.lineItems) await invoiceLines.replace(ctx, id, parties.priced);
-  const detail = await detailOf(ctx, updated as InvoiceRow);
+  const status = reopen ? { status: take(invoiceMachine, row.status as InvoiceStatus, reopen) } : {};
+  const columns = { ...status, invoiceDate, dueDate };
+  const updated = await writeEdit<InvoiceRow>(ctx, invoices, invoiceLines, row, patch, parties, columns);
+  const detail = await detailOf(ctx, updated);
   if (reopen) await emitInvoiceTransition(ctx, reopen, row.status, detail);
   return detail;
 }
@@ -278,15 +240,9 @@ async function transition(
   trigger: InvoiceTrigger,
   extra: Partial<InvoiceRow> = {},
 ): Promise<{ detail: InvoiceDetailView; before: InvoiceRow }> {
-  const before = await findRow(ctx, id, true);
-  const status = nextInvoiceStatus(before.status as InvoiceStatus, trigger);
-  const [row] = await ctx.tx
-    .update(invoices)
-    .set({ ...extra, status, updatedAt: new Date() })
-    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, id)))
-    .returning();
-  await postTransition(ctx, trigger, before, row as InvoiceRow);
-  const detail = await detailOf(ctx, row as InvoiceRow);
+  const { before, row } = await invoiceRows.move(ctx, id, trigger, extra);
+  await postTransition(ctx, trigger, before, row);
+  const detail = await detailOf(ctx, row);
   await emitInvoiceTransition(ctx, trigger, before.status, detail);
   return { detail, before };
 }
@@ -301,8 +257,7 @@ export const writeOffInvoice = async (ctx: Ctx, id: string) => (await transition
  */
 export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
   const { detail } = await transition(ctx, id, 'send', { sentAt: new Date() });
-  const doc = { type: 'invoice' as const, id, customerId: detail.customerId };
-  const sent = await sendDocumentLink(ctx, doc, deps.baseUrl, ({ settings, from, url }) => ({
+  return sendDocumentLink(ctx, 'invoice', detail, deps.baseUrl, ({ settings, from, url }) => ({
     subject: `Invoice ${detail.invoiceNumber} from ${from}`,
     lines: [
       `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
@@ -313,12 +268,6 @@ export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
       `— ${from}`,
     ],
   }));
-  return {
-    ...detail,
-    lastEmail: sent.lastEmail ?? detail.lastEmail,
-    portalUrl: sent.portalUrl,
-    emailedTo: sent.emailedTo,
-  };
 }
 
 /** The customer's view through a link; records when the link was last opened. */
@@ -328,43 +277,8 @@ export async function viewInvoiceInPortal(ctx: Ctx, id: string) {
   return detail;
 }
 
-/**
- * The overdue sweep for one organization: open invoices due before `todayDate`.
- * Claimed with SKIP LOCKED so a concurrent worker (or a payment holding the row)
- * is never waited on; the status re-check in the UPDATE makes a second run a no-op.
- */
-export async function markInvoicesOverdue(ctx: Ctx, todayDate: string, limit: number): Promise<number> {
-  const open = ['sent', 'partially_paid'];
-  const due = await ctx.tx
-    .select()
-    .from(invoices)
-    .where(
-      and(
-        eq(invoices.organizationId, ctx.organizationId),
-        inArray(invoices.status, open),
-        lt(invoices.dueDate, todayDate),
-      ),
-    )
-    .orderBy(asc(invoices.dueDate))
-    .limit(limit)
-    .for('update', { skipLocked: true });
-  let moved = 0;
-  for (const before of due) {
-    const status = nextInvoiceStatus(before.status as InvoiceStatus, 'overdue');
-    const [row] = await ctx.tx
-      .update(invoices)
-      .set({ status, updatedAt: new Date() })
-      .where(
-        and(
-          eq(invoices.organizationId, ctx.organizationId),
-          eq(invoices.id, before.id),
-          inArray(invoices.status, open),
-        ),
-      )
-      .returning();
-    if (!row) continue;
-    await emitInvoiceTransition(ctx, 'overdue', before.status, await detailOf(ctx, row));
-    moved++;
-  }
-  return moved;
-}
+/** The overdue sweep for one organization: open invoices due before `todayDate`, each with its events. */
+export const markInvoicesOverdue = (ctx: Ctx, todayDate: string, limit: number): Promise<number> =>
+  invoiceRows.sweep(ctx, 'overdue', 'dueDate', todayDate, limit, async (before, row) =>
+    emitInvoiceTransition(ctx, 'overdue', before.status, await detailOf(ctx, row)),
+  );

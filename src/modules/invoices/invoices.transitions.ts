@@ -1,5 +1,5 @@
 import type { CatalogEvent } from '../../delivery/catalog.js';
-import { invalidState } from '../../platform/errors.js';
+import { canTake, stateMachine, take } from '../../platform/state-machine.js';
 
 export const INVOICE_STATUSES = ['draft', 'sent', 'partially_paid', 'paid', 'overdue', 'void', 'written_off'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -34,7 +34,8 @@ const refundsKeep = <S extends InvoiceStatus>(status: S) => ({
 /**
  * The invoice state machine: from a status, each trigger it accepts and where it
  * leads. A trigger missing from a row is refused with 409 INVALID_STATE. The
- * service consults only this table; docs/billing.md prints it.
+ * services consult it only through `take`/`canTake`/`next`/`statesAccepting`;
+ * docs/billing.md prints it (`npm run docs:states`).
  *
  * - send keeps the status once the invoice is out (a resend emails it again).
  * - a partial payment on an overdue invoice keeps it overdue: it is still past due,
@@ -46,7 +47,7 @@ const refundsKeep = <S extends InvoiceStatus>(status: S) => ({
  *   once the due date has passed (`_past_due`). A void or written-off invoice keeps
  *   its status: only its amountPaid drops.
  */
-export const INVOICE_TRANSITIONS: Record<InvoiceStatus, Partial<Record<InvoiceTrigger, InvoiceStatus>>> = {
+export const invoiceMachine = stateMachine<InvoiceStatus, InvoiceTrigger>('invoice', {
   draft: { send: 'sent', partial_payment: 'partially_paid', full_payment: 'paid', void: 'void' },
   sent: {
     send: 'sent',
@@ -78,7 +79,7 @@ export const INVOICE_TRANSITIONS: Record<InvoiceStatus, Partial<Record<InvoiceTr
   paid: { void: 'void', ...REFUNDS_REOPEN },
   void: refundsKeep('void'),
   written_off: { void: 'void', ...refundsKeep('written_off') },
-};
+});
 
 /** The specific event of each trigger; `invoice.status_changed` fires as well whenever the status moves. */
 export const TRIGGER_EVENT: Record<InvoiceTrigger, CatalogEvent | null> = {
@@ -99,14 +100,16 @@ export const TRIGGER_EVENT: Record<InvoiceTrigger, CatalogEvent | null> = {
 /** Only a draft is fully editable or deletable; later, only these fields may change. */
 export const LIMITED_EDIT_FIELDS = ['dueDate', 'notes'] as const;
 
-export function nextInvoiceStatus(from: InvoiceStatus, trigger: InvoiceTrigger): InvoiceStatus {
-  const to = INVOICE_TRANSITIONS[from][trigger];
-  if (!to) throw invalidState(`Cannot ${trigger.replace('_', ' ')} an invoice that is ${from.replace('_', ' ')}`);
-  return to;
-}
+/**
+ * Kept only for payments.service.ts (another change moves it to `take(invoiceMachine, …)`);
+ * the invoice services use the machine directly.
+ * @deprecated use `take(invoiceMachine, from, trigger)`.
+ */
+export const nextInvoiceStatus = (from: InvoiceStatus, trigger: InvoiceTrigger): InvoiceStatus =>
+  take(invoiceMachine, from, trigger);
 
 /** Which states accept a payment at all (any row with a payment trigger). */
-export const acceptsPayment = (s: InvoiceStatus) => INVOICE_TRANSITIONS[s].partial_payment !== undefined;
+export const acceptsPayment = (s: InvoiceStatus) => canTake(invoiceMachine, s, 'partial_payment');
 
 /** The trigger of a refund that takes money back from an invoice. */
 export function refundTrigger(amountPaidAfterCents: number, pastDue: boolean): InvoiceTrigger {
