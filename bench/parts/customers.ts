@@ -159,7 +159,9 @@ async function measureAt(n: number): Promise<Measured[]> {
       for (const [i, c] of cases.entries()) {
         const body = (await (await fetch(`${baseline.base}/${i}`)).json()) as { data: unknown[] };
         const expected = c.filter.search ? 1 : 50;
-        if (body.data.length !== expected) throw new Error(`baseline check failed for ${c.label}: ${body.data.length} rows`);
+        if (body.data.length !== expected) {
+          throw new Error(`baseline check failed for ${c.label}: ${body.data.length} rows`);
+        }
       }
       for (const [i, c] of cases.entries()) {
         const r = await compare(`${baseline.base}/${i}`, `${base}/api/customers?${c.query}`, { cookie });
