@@ -27,8 +27,9 @@ export interface Database {
   pglite: PGlite | undefined;
   /**
    * A handle whose every connection runs as the platform role (BYPASSRLS), for a library
-   * that needs a handle rather than a callback: Better Auth only. Own code uses `asPlatform`
-   * (src/platform/cross-tenant.ts). On PGlite, the same handle as `db`.
+   * that needs a handle rather than a callback: Better Auth. Own code uses `asPlatform`, or
+   * `asPlatformStatement` for one statement in one round trip (src/platform/cross-tenant.ts).
+   * On PGlite, the same handle as `db`.
    */
   platformDb: Db;
   close(): Promise<void>;

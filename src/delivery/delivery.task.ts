@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { TaskContext, WorkerTask } from '../background/runner.js';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/client.js';
-import { asPlatform } from '../platform/cross-tenant.js';
+import { asPlatform, asPlatformStatement } from '../platform/cross-tenant.js';
 import { type AttemptResult, createSender, DELIVERY_TIMEOUT_MS, type Sender } from './delivery.js';
 import { dispatchEvents, WAKE_CHANNEL } from './fanout.js';
 import { type ClaimedDelivery, claimDeliveries, type RecordOutcome, recordAttempt, recordSuccesses } from './queue.js';
@@ -135,8 +135,8 @@ export class WebhookWorker {
     // Claim in batches: one query per few freed slots rather than one per completed delivery.
     if (free <= 0 || (free < this.#claimBatch && this.#sending > 0 && !this.#idleSlots)) return 0;
     const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
-    const claimed = await asPlatform(this.#db, (tx) =>
-      claimDeliveries(tx as unknown as Db, {
+    const claimed = await asPlatformStatement(this.#database, (db) =>
+      claimDeliveries(db, {
         limit: free,
         leaseMs: this.#leaseMs,
         perEndpoint: this.#perEndpoint,
@@ -260,7 +260,11 @@ export class WebhookWorker {
           for (const b of batch) if (!b.result.ok) out.set(b, await recordAttempt(db, b.claim, b.result, schedule));
           return out;
         };
-        const outcomes = await asPlatform(this.#db, (tx) => record(tx as unknown as Db));
+        // Successes only (the usual batch) are one statement: no transaction around it.
+        const outcomes =
+          ok.length === batch.length
+            ? await asPlatformStatement(this.#database, record)
+            : await asPlatform(this.#db, (tx) => record(tx as unknown as Db));
         for (const b of batch) b.resolve(outcomes.get(b) as RecordOutcome);
         return;
       } catch {
@@ -273,9 +277,7 @@ export class WebhookWorker {
       // receivers deduplicate on X-Service-Delivery).
       for (let i = 0; ; i++) {
         try {
-          b.resolve(
-            await asPlatform(this.#db, (tx) => recordAttempt(tx as unknown as Db, b.claim, b.result, schedule)),
-          );
+          b.resolve(await asPlatformStatement(this.#database, (db) => recordAttempt(db, b.claim, b.result, schedule)));
           break;
         } catch (err) {
           if (i >= 8) {

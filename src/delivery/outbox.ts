@@ -1,9 +1,10 @@
+import { sql } from 'drizzle-orm';
 import { events } from '../db/schema/index.js';
 import { AppError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { Ctx } from '../platform/tenancy.js';
 import { isKnownEvent } from './catalog.js';
-import { notifyWorkers } from './fanout.js';
+import { WAKE_CHANNEL } from './fanout.js';
 
 export interface EmittedEvent {
   id: string;
@@ -29,8 +30,15 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
     depth: ctx.eventDepth ?? 0,
     createdAt: new Date(),
   };
-  await ctx.tx.insert(events).values(row);
-  // Delivered with the commit (never on rollback): wakes LISTENing workers without polling delay.
-  await notifyWorkers(ctx.tx);
+  // One statement, one round trip: the outbox row, and the wake-up of LISTENing workers
+  // (NOTIFY is delivered with the commit, never on rollback). Values are encoded as the
+  // query builder would (jsonb as JSON text, the time as ISO 8601).
+  await ctx.tx.execute(sql`
+    WITH written AS (
+      INSERT INTO ${events} (id, organization_id, type, data, depth, created_at)
+      VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${JSON.stringify(row.data)}::jsonb, ${row.depth},
+              ${row.createdAt.toISOString()}::timestamptz)
+    )
+    SELECT pg_notify(${WAKE_CHANNEL}, '')`);
   return { id: row.id, type, createdAt: row.createdAt };
 }

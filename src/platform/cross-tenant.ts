@@ -1,4 +1,4 @@
-import type { Db, Tx } from '../db/client.js';
+import type { Database, Db, Tx } from '../db/client.js';
 import { PLATFORM_ROLE } from '../db/client.js';
 import { transactionAs } from './tenancy.js';
 
@@ -22,8 +22,20 @@ import { transactionAs } from './tenancy.js';
  * privileges: a query outside `asPlatform`/`withTenant` fails on PostgreSQL.
  *
  * Better Auth, which needs a handle rather than a callback, uses `database.platformDb`
- * (the same role, set per connection); nothing else should.
+ * (the same role, set per connection); so does `asPlatformStatement` below; nothing else should.
  */
 export function asPlatform<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return transactionAs(db, { role: PLATFORM_ROLE }, fn);
+}
+
+/**
+ * `asPlatform` for work that is ONE statement (a CTE chain counts as one): it runs on
+ * `database.platformDb`, whose connections are the platform role from the start, with no
+ * BEGIN / SET ROLE / COMMIT around it; a single statement is atomic on its own, so the
+ * guarantees are the same in one round trip instead of three. For the webhook worker's
+ * claims and result writes, a few hundred a second under load (bench/parts/webhooks.ts).
+ * `fn` must send exactly one statement: two would commit separately.
+ */
+export function asPlatformStatement<T>(database: Pick<Database, 'platformDb'>, fn: (db: Db) => Promise<T>): Promise<T> {
+  return fn(database.platformDb);
 }
