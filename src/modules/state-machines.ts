@@ -1,4 +1,6 @@
 import type { StateMachine } from '../platform/state-machine.js';
+import { exportMachine } from './exports/exports.states.js';
+import { mailMachine } from './mail/mail.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';
 
@@ -12,4 +14,6 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'winter run', doc: 'docs/winter-routes.md', machine: runMachine },
   { name: 'winter visit', doc: 'docs/winter-routes.md', machine: visitMachine },
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
+  { name: 'export', doc: 'docs/dashboard-exports.md', machine: exportMachine },
+  { name: 'mail job', doc: 'docs/billing.md', machine: mailMachine },
 ];

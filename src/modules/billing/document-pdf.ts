@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyReply } from 'fastify';
 import PDFDocument from 'pdfkit';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -73,6 +74,21 @@ export async function pdfParties(ctx: Ctx, customerId: string) {
   };
 }
 
+const deferred = new AsyncLocalStorage<{ data?: PdfDocumentData }>();
+
+/**
+ * Runs a document's PDF function (`invoicePdf`, `estimatePdf`) with the rendering left
+ * out: returns the file name and what the PDF would show, for `renderDocumentPdf` to
+ * draw after the caller's transaction has ended. The mail worker reads a document in a
+ * short tenant transaction this way and renders with no transaction open.
+ */
+export async function pdfDataOf(read: () => Promise<PdfFile>): Promise<{ filename: string; data: PdfDocumentData }> {
+  const slot: { data?: PdfDocumentData } = {};
+  const { filename } = await deferred.run(slot, read);
+  if (!slot.data) throw new Error(`${filename}: the PDF function rendered no document`);
+  return { filename, data: slot.data };
+}
+
 const money = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 const qty = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
 const label = (status: string) => status.replace(/_/g, ' ').toUpperCase();
@@ -99,6 +115,12 @@ const COLS = { description: MARGIN, quantity: 330, unitPrice: 390, amount: 470 }
 
 /** Renders the document as a PDF (US Letter), page breaks included. */
 export function renderDocumentPdf(d: PdfDocumentData): Promise<Buffer> {
+  // Inside pdfDataOf: keep the data, draw nothing (the caller renders later).
+  const slot = deferred.getStore();
+  if (slot) {
+    slot.data = d;
+    return Promise.resolve(Buffer.alloc(0));
+  }
   const doc = new PDFDocument({
     size: 'LETTER',
     margin: MARGIN,
