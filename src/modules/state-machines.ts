@@ -3,6 +3,7 @@ import { exportMachine } from './exports/exports.states.js';
 import { mailMachine } from './mail/mail.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';
+import { workflowRunMachine } from './workflows/workflows.states.js';
 
 /**
  * Every state machine of the product and the doc page that prints its table between
@@ -16,4 +17,5 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'payment intent', doc: 'docs/billing.md', machine: intentMachine },
   { name: 'export', doc: 'docs/dashboard-exports.md', machine: exportMachine },
   { name: 'mail job', doc: 'docs/billing.md', machine: mailMachine },
+  { name: 'workflow run', doc: 'docs/workflows.md', machine: workflowRunMachine },
 ];

@@ -962,12 +962,17 @@ export interface paths {
          * One payment intent
          * @description The intent with its status, which Stripe's events move:
          *
-         *     | action | from | to |
+         *     | from | trigger | to |
          *     | --- | --- | --- |
-         *     | `process` | `requires_payment_method` | `processing` |
-         *     | `fail` | `requires_payment_method`, `processing` | `requires_payment_method` |
-         *     | `succeed` | `requires_payment_method`, `processing`, `canceled` | `succeeded` |
-         *     | `cancel` | `requires_payment_method`, `processing` | `canceled` |
+         *     | `requires_payment_method` | `process` | `processing` |
+         *     | `requires_payment_method` | `fail` | `requires_payment_method` |
+         *     | `requires_payment_method` | `succeed` | `succeeded` |
+         *     | `requires_payment_method` | `cancel` | `canceled` |
+         *     | `processing` | `fail` | `requires_payment_method` |
+         *     | `processing` | `succeed` | `succeeded` |
+         *     | `processing` | `cancel` | `canceled` |
+         *     | `succeeded` | (none: final) | |
+         *     | `canceled` | `succeed` | `succeeded` |
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -21158,7 +21163,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */
@@ -21244,7 +21249,7 @@ export interface operations {
                         /** @enum {string} */
                         type: "email";
                         /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                        to: string;
+                        to: "customer" | string;
                         /** @description {{dotted.path}} placeholders allowed */
                         subject: string;
                         /** @description {{dotted.path}} placeholders allowed */
@@ -21311,7 +21316,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */
@@ -21409,7 +21414,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */
@@ -21525,7 +21530,7 @@ export interface operations {
                         /** @enum {string} */
                         type: "email";
                         /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                        to: string;
+                        to: "customer" | string;
                         /** @description {{dotted.path}} placeholders allowed */
                         subject: string;
                         /** @description {{dotted.path}} placeholders allowed */
@@ -21591,7 +21596,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */
