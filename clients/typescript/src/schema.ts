@@ -3120,7 +3120,7 @@ export interface paths {
         put?: never;
         /**
          * Reorder the stops to shorten the drive from the depot (owner/admin)
-         * @description Owner/admin only. Great-circle distances over the properties’ coordinates, open path from the depot (without one, from the first stop), nearest neighbour then 2-opt; deterministic and never longer than the current order. Stops without coordinates go last in their current order. Distances in km, 2 decimals.
+         * @description Owner/admin only. Great-circle distances over the properties’ coordinates, open path from the depot (without one, from the first stop), nearest neighbour then 2-opt; deterministic and never longer than the current order. Stops without coordinates go last in their current order. Distances in km, 2 decimals. The order is computed without holding the route; if its stops or depot changed meanwhile → 409 CONFLICT (optimize again).
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
          */
