@@ -5,12 +5,15 @@ import { contractMachine } from './contracts/contracts.states.js';
 import { customerMachine } from './customers/customers.states.js';
 import { equipmentMachine } from './equipment/equipment.states.js';
 import { estimateMachine } from './estimates/estimates.transitions.js';
+import { exportMachine } from './exports/exports.states.js';
 import { invoiceMachine } from './invoices/invoices.transitions.js';
 import { jobMachine } from './jobs/jobs.states.js';
+import { mailMachine } from './mail/mail.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { paymentMachine } from './payments/payments.states.js';
 import { poMachine } from './purchase-orders/purchase-orders.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';
+import { workflowRunMachine } from './workflows/workflows.states.js';
 
 /**
  * Every state machine of the product and the doc page that prints its table between
@@ -32,4 +35,7 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'purchase order', doc: 'docs/purchasing.md', machine: poMachine },
   { name: 'bill', doc: 'docs/purchasing.md', machine: billMachine },
   { name: 'bill payment', doc: 'docs/purchasing.md', machine: billPaymentMachine },
+  { name: 'export', doc: 'docs/dashboard-exports.md', machine: exportMachine },
+  { name: 'mail job', doc: 'docs/billing.md', machine: mailMachine },
+  { name: 'workflow run', doc: 'docs/workflows.md', machine: workflowRunMachine },
 ];

@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataExports } from '../../src/db/schema/index.js';
 import { csvColumns } from '../../src/modules/exports/exports.format.js';
 import { EXPORT_PAGE_SIZE, runNextExport, sweepExports } from '../../src/modules/exports/exports.tasks.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
@@ -23,6 +24,15 @@ let otherCustomerId: string;
 
 async function run() {
   return runNextExport(h.database, h.config.exportDir);
+}
+
+async function exportRow(id: string) {
+  const [row] = await h.admin.db.select().from(dataExports).where(eq(dataExports.id, id));
+  return row as typeof dataExports.$inferSelect;
+}
+
+async function fileNameOf(id: string) {
+  return (await exportRow(id)).fileName as string;
 }
 
 async function download(user: TestUser, id: string) {
@@ -202,13 +212,14 @@ describe('POST /api/exports', () => {
     const res = await owner.call('POST', '/api/exports', { format: 'csv', resources: ['customers'] });
     const id = res.json().data.id as string;
     await run();
-    expect(existsSync(join(h.config.exportDir, `${id}.zip`))).toBe(true);
+    const file = join(h.config.exportDir, await fileNameOf(id));
+    expect(existsSync(file)).toBe(true);
     await h.admin.db.execute(sql`UPDATE data_exports SET expires_at = now() - interval '1 minute' WHERE id = ${id}`);
     const gone = await owner.call('GET', `/api/exports/${id}/download`);
     expect(gone.statusCode).toBe(410);
     expect(gone.json().error.code).toBe('GONE');
     expect(await sweepExports(h.database, h.config.exportDir)).toBeGreaterThanOrEqual(1);
-    expect(existsSync(join(h.config.exportDir, `${id}.zip`))).toBe(false);
+    expect(existsSync(file)).toBe(false);
     expect((await owner.call('GET', `/api/exports/${id}/download`)).statusCode).toBe(410);
     // The record stays, completed, so the owner sees what happened.
     expect((await owner.call('GET', `/api/exports/${id}`)).json().data.status).toBe('completed');
@@ -236,6 +247,44 @@ describe('POST /api/exports', () => {
     expect(ids).toHaveLength(EXPORT_PAGE_SIZE * 2 + 100);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toContain(deleted); // written before it was deleted
+  });
+
+  it("a slow run taken for dead and queued again changes neither the new run's row nor its archive", async () => {
+    const user = await newTenant(h, { name: 'Slow Org' });
+    const customer = (await user.call('POST', '/api/customers', { firstName: 'Slow' })).json().data;
+    await h.admin.db.execute(sql`INSERT INTO jobs (id, organization_id, customer_id, status, scheduled_date)
+      SELECT 'job_slow_' || lpad(g::text, 5, '0'), ${user.organizationId}, ${customer.id}, 'scheduled', DATE '2026-01-01'
+      FROM generate_series(1, ${EXPORT_PAGE_SIZE + 10}) g`);
+    const id = (await user.call('POST', '/api/exports', { format: 'ndjson', resources: ['jobs'] })).json().data
+      .id as string;
+    let current: { row: typeof dataExports.$inferSelect; archive: Buffer } | undefined;
+    // Run 1 writes its first page, then stalls: the sweep takes it for dead, run 2 does the whole export.
+    await runNextExport(h.database, h.config.exportDir, {
+      onPage: async () => {
+        if (current) return;
+        // A job run 1 has already written: run 2's archive leaves it out.
+        await h.admin.db.execute(sql`DELETE FROM jobs WHERE id = 'job_slow_00001'`);
+        await h.admin.db.execute(
+          sql`UPDATE data_exports SET updated_at = now() - interval '11 minutes' WHERE id = ${id}`,
+        );
+        expect(await sweepExports(h.database, h.config.exportDir)).toBeGreaterThanOrEqual(1);
+        expect((await exportRow(id)).status).toBe('queued');
+        expect(await run()).toBe(1);
+        const row = await exportRow(id);
+        expect(row).toMatchObject({ status: 'completed', attempts: 2, rows: EXPORT_PAGE_SIZE + 9 });
+        current = { row, archive: readFileSync(join(h.config.exportDir, row.fileName as string)) };
+      },
+    });
+    // Run 1 went on and finished: the row and the archive are still run 2's.
+    if (!current) throw new Error('the hook never ran');
+    expect(await exportRow(id)).toEqual(current.row);
+    const path = join(h.config.exportDir, current.row.fileName as string);
+    expect(readFileSync(path).equals(current.archive)).toBe(true);
+    const ids = (ndjson((await download(user, id)).get('jobs.ndjson') ?? '') as Array<{ id: string }>).map((j) => j.id);
+    expect(ids).toHaveLength(EXPORT_PAGE_SIZE + 9);
+    expect(ids).not.toContain('job_slow_00001');
+    // Run 1 left no file behind.
+    expect(readdirSync(h.config.exportDir).filter((f) => f.startsWith(id))).toEqual([current.row.fileName]);
   });
 
   it('has nothing to do when nothing is queued', async () => {

@@ -55,7 +55,7 @@ describe('workflows', () => {
       expect(list.json().data.map((w: { id: string }) => w.id)).toEqual([wf.id]);
       const patched = await owner.call('PATCH', `/api/workflows/${wf.id}`, {
         active: false,
-        actions: [{ type: 'email', to: 'Office@Example.com ', subject: 'Big {{invoiceNumber}}', body: 'x' }],
+        actions: [{ type: 'email', to: 'Office@Example.com', subject: 'Big {{invoiceNumber}}', body: 'x' }],
       });
       expect(patched.statusCode).toBe(200);
       expect(patched.json().data).toMatchObject({
@@ -68,6 +68,21 @@ describe('workflows', () => {
       expect((await owner.call('GET', `/api/workflows/${wf.id}/runs`)).json().data).toEqual([]);
       expect((await owner.call('DELETE', `/api/workflows/${wf.id}`)).statusCode).toBe(204);
       expect((await owner.call('GET', `/api/workflows/${wf.id}`)).statusCode).toBe(404);
+    });
+
+    it('takes exactly the email addresses the rest of the API takes (the schema format)', async () => {
+      const user = await newTenant(h);
+      const addresses = ['.pat@example.com', 'pat.@example.com', `${'a'.repeat(65)}@example.com`, 'pat@example.com'];
+      for (const [i, to] of addresses.entries()) {
+        const customer = await user.call('POST', '/api/customers', { firstName: 'Pat', email: to });
+        const workflow = await user.call('POST', '/api/workflows', {
+          ...valid,
+          name: `mail_${i}`,
+          actions: [{ type: 'email', to, subject: 's', body: 'b' }],
+        });
+        expect([to, workflow.statusCode]).toEqual([to, customer.statusCode]);
+        if (workflow.statusCode === 400) expect(workflow.json().error.message, to).toMatch(/to/);
+      }
     });
 
     it('refuses bad definitions with a clear 4xx and writes nothing', async () => {

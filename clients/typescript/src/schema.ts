@@ -3120,7 +3120,7 @@ export interface paths {
         put?: never;
         /**
          * Reorder the stops to shorten the drive from the depot (owner/admin)
-         * @description Owner/admin only. Great-circle distances over the properties’ coordinates, open path from the depot (without one, from the first stop), nearest neighbour then 2-opt; deterministic and never longer than the current order. Stops without coordinates go last in their current order. Distances in km, 2 decimals.
+         * @description Owner/admin only. Great-circle distances over the properties’ coordinates, open path from the depot (without one, from the first stop), nearest neighbour then 2-opt; deterministic and never longer than the current order. Stops without coordinates go last in their current order. Distances in km, 2 decimals. The order is computed without holding the route; if its stops or depot changed meanwhile → 409 CONFLICT (optimize again).
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
          */
@@ -21163,7 +21163,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */
@@ -21249,7 +21249,7 @@ export interface operations {
                         /** @enum {string} */
                         type: "email";
                         /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                        to: string;
+                        to: "customer" | string;
                         /** @description {{dotted.path}} placeholders allowed */
                         subject: string;
                         /** @description {{dotted.path}} placeholders allowed */
@@ -21316,7 +21316,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */
@@ -21414,7 +21414,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */
@@ -21530,7 +21530,7 @@ export interface operations {
                         /** @enum {string} */
                         type: "email";
                         /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                        to: string;
+                        to: "customer" | string;
                         /** @description {{dotted.path}} placeholders allowed */
                         subject: string;
                         /** @description {{dotted.path}} placeholders allowed */
@@ -21596,7 +21596,7 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "email";
                                 /** @description `customer` (the trigger’s customer; skipped when it has no address) or an email address */
-                                to: string;
+                                to: "customer" | string;
                                 /** @description {{dotted.path}} placeholders allowed */
                                 subject: string;
                                 /** @description {{dotted.path}} placeholders allowed */

@@ -9,14 +9,24 @@ export interface PdfFile {
   content: Buffer;
 }
 
+/** A document's PDF before it is drawn: its file name and what it shows. */
+export interface PdfSource {
+  filename: string;
+  data: PdfDocumentData;
+}
+
 /** The success response of a PDF route, for OpenAPI: a binary body, not JSON. */
 export const PdfResponse = {
   description: 'The document as a PDF',
   content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
 };
 
-/** Sends a PDF inline (browsers show it; `attachment` makes them download it). */
-export function sendPdf(reply: FastifyReply, file: PdfFile) {
+/**
+ * Draws a document read by `documentPdf` (after its transaction has ended) and sends it
+ * inline (browsers show it; `attachment` makes them download it).
+ */
+export async function sendPdf(reply: FastifyReply, source: PdfSource) {
+  const file = await renderPdf(source);
   return reply
     .type('application/pdf')
     .header('Content-Disposition', `inline; filename="${file.filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`)
@@ -86,17 +96,18 @@ interface PdfDocumentView {
 }
 
 /**
- * A billing document's PDF file (`<number>.pdf`): its header from the organization and
- * the customer, then `view`'s lines and totals; `extra` carries what only some types
- * print (an invoice's payments and balance).
+ * What a billing document's PDF (`<number>.pdf`) shows: its header from the organization
+ * and the customer, then `view`'s lines and totals; `extra` carries what only some types
+ * print (an invoice's payments and balance). Read inside a tenant transaction; drawn by
+ * `renderPdf` after it has ended (drawing takes a while and needs no rows).
  */
 export async function documentPdf(
   ctx: Ctx,
   head: { title: PdfDocumentData['title']; number: string; facts: PdfDocumentData['facts'] },
   view: PdfDocumentView,
   extra: Pick<PdfDocumentData, 'payments' | 'amountPaid' | 'balance'> = {},
-): Promise<PdfFile> {
-  const content = await renderDocumentPdf({
+): Promise<PdfSource> {
+  const data: PdfDocumentData = {
     ...head,
     status: view.status,
     ...(await pdfParties(ctx, view.customerId)),
@@ -107,8 +118,13 @@ export async function documentPdf(
     total: view.total,
     ...extra,
     notes: view.notes,
-  });
-  return { filename: `${head.number}.pdf`, content };
+  };
+  return { filename: `${head.number}.pdf`, data };
+}
+
+/** Draws a document read by `documentPdf` into its file. */
+export async function renderPdf(source: PdfSource): Promise<PdfFile> {
+  return { filename: source.filename, content: await renderDocumentPdf(source.data) };
 }
 
 const money = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });

@@ -1,9 +1,9 @@
 import type { Ctx } from '../../platform/tenancy.js';
-import { documentPdf, type PdfFile } from '../billing/document-pdf.js';
+import { documentPdf, type PdfSource } from '../billing/document-pdf.js';
 import type { EstimateView } from './estimates.service.js';
 
 /** The estimate on paper: company, customer, lines, totals, status and how long it is valid. */
-export function renderEstimatePdf(ctx: Ctx, estimate: EstimateView): Promise<PdfFile> {
+export function estimatePdfSource(ctx: Ctx, estimate: EstimateView): Promise<PdfSource> {
   const facts: Array<[string, string]> = [
     ['Estimate date', estimate.estimateDate],
     ['Valid until', estimate.expirationDate],

@@ -7,7 +7,7 @@ import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/pagination.js';
 import { canTake, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { PdfFile } from '../billing/document-pdf.js';
+import type { PdfSource } from '../billing/document-pdf.js';
 import {
   type DocumentInput,
   type DocumentPatch,
@@ -30,7 +30,7 @@ import { insertInvoice, type SendDeps } from '../invoices/invoices.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
 import { recordPortalView } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
-import { renderEstimatePdf } from './estimates.pdf.js';
+import { estimatePdfSource } from './estimates.pdf.js';
 import {
   ESTIMATE_TRIGGER_EVENTS,
   type EstimateStatus,
@@ -100,8 +100,8 @@ async function transition(
   return { view, before };
 }
 
-export async function estimatePdf(ctx: Ctx, id: string): Promise<PdfFile> {
-  return renderEstimatePdf(ctx, await getEstimate(ctx, id));
+export async function estimatePdf(ctx: Ctx, id: string): Promise<PdfSource> {
+  return estimatePdfSource(ctx, await getEstimate(ctx, id));
 }
 
 export async function getEstimate(ctx: Ctx, id: string): Promise<EstimateView> {

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, type Writable } from 'node:stream';
-import { and, asc, eq, isNotNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import yazl from 'yazl';
 import type { WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
@@ -11,10 +11,12 @@ import { dataExports } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { AppError } from '../../platform/errors.js';
 import type { Page } from '../../platform/pagination.js';
-import { inTenant, systemActor } from '../../platform/tenancy.js';
+import { statesAccepting, take } from '../../platform/state-machine.js';
+import { type Ctx, inTenant, systemActor } from '../../platform/tenancy.js';
 import { csvColumns, csvRecord, csvRow, itemSchemaOf, restShape } from './exports.format.js';
 import { type ExportResource, exportResource } from './exports.registry.js';
 import { EXPORT_TTL_MS, type ExportRow } from './exports.service.js';
+import { exportMachine } from './exports.states.js';
 
 const ACTOR = systemActor('exports.run');
 /** Rows per page: each page is one tenant transaction, written to the zip before the next is read. */
@@ -40,6 +42,34 @@ export interface ExportHooks {
   onPage?: (rowsSoFar: number, lastId: string | undefined) => void | Promise<void>;
 }
 
+/**
+ * A run whose export was queued again (the sweep took it for dead) and claimed by another
+ * run: it stops and leaves the row and the archive to the current run.
+ */
+export class SupersededRun extends Error {
+  constructor(job: ExportRow) {
+    super(`export ${job.id}: attempt ${job.attempts} was superseded by a later attempt`);
+  }
+}
+
+/**
+ * Every write of a run names its attempt (and that the export still runs): a run the
+ * sweep gave up on while it was only slow changes nothing once another run has the export.
+ */
+const ofRun = (ctx: Ctx, job: Pick<ExportRow, 'id' | 'attempts'>) =>
+  and(
+    eq(dataExports.organizationId, ctx.organizationId),
+    eq(dataExports.id, job.id),
+    eq(dataExports.attempts, job.attempts),
+    eq(dataExports.status, 'running'),
+  );
+
+/** Updates the run's row; throws SupersededRun when the row is no longer this run's. */
+async function updateRun(ctx: Ctx, job: ExportRow, set: Partial<ExportRow>) {
+  const updated = await ctx.tx.update(dataExports).set(set).where(ofRun(ctx, job)).returning({ id: dataExports.id });
+  if (updated.length === 0) throw new SupersededRun(job);
+}
+
 const isUnknownCursor = (err: unknown) =>
   err instanceof AppError && err.code === 'VALIDATION_FAILED' && err.details?.some((d) => d.field === 'startingAfter');
 
@@ -55,13 +85,14 @@ export async function writeExport(database: Database, job: ExportRow, dir: strin
     .map((name) => exportResource(name))
     .filter((r): r is ExportResource => r !== undefined);
   await mkdir(dir, { recursive: true });
-  const fileName = `${job.id}.zip`;
+  // One archive name per attempt: a superseded run's file never replaces the current one.
+  const fileName = `${job.id}-${job.attempts}.zip`;
   const partial = join(dir, `${fileName}.partial`);
 
   const totalRows = await inTenant(database.db, org, ACTOR, async (ctx) => {
     let total = 0;
     for (const r of resources) total += (await r.list(ctx, pageAfter(undefined, 1, true))).total ?? 0;
-    await ctx.tx.update(dataExports).set({ totalRows: total, updatedAt: new Date() }).where(eq(dataExports.id, job.id));
+    await updateRun(ctx, job, { totalRows: total, updatedAt: new Date() });
     return total;
   });
 
@@ -119,11 +150,10 @@ export async function writeExport(database: Database, job: ExportRow, dir: strin
   await rename(partial, join(dir, fileName));
   const { size } = await stat(join(dir, fileName));
   const completedAt = new Date();
-  await inTenant(database.db, org, ACTOR, (ctx) =>
-    ctx.tx
-      .update(dataExports)
-      .set({
-        status: 'completed',
+  try {
+    await inTenant(database.db, org, ACTOR, (ctx) =>
+      updateRun(ctx, job, {
+        status: take(exportMachine, 'running', 'complete'),
         rows,
         totalRows: Math.max(rows, totalRows),
         sizeBytes: size,
@@ -131,9 +161,13 @@ export async function writeExport(database: Database, job: ExportRow, dir: strin
         completedAt,
         expiresAt: new Date(completedAt.getTime() + EXPORT_TTL_MS),
         updatedAt: completedAt,
-      })
-      .where(eq(dataExports.id, job.id)),
-  );
+      }),
+    );
+  } catch (err) {
+    // Superseded meanwhile: the archive is no one's.
+    await rm(join(dir, fileName), { force: true });
+    throw err;
+  }
   return { rows, sizeBytes: size, fileName };
 }
 
@@ -149,10 +183,7 @@ async function nextPage(
     try {
       return await inTenant(database.db, job.organizationId, ACTOR, async (ctx) => {
         const found = await resource.list(ctx, pageAfter(cursor, EXPORT_PAGE_SIZE));
-        await ctx.tx
-          .update(dataExports)
-          .set({ rows: rowsBefore + found.rows.length, updatedAt: new Date() })
-          .where(eq(dataExports.id, job.id));
+        await updateRun(ctx, job, { rows: rowsBefore + found.rows.length, updatedAt: new Date() });
         return found;
       });
     } catch (err) {
@@ -170,7 +201,7 @@ export async function claimNextExport(database: Database): Promise<ExportRow | n
     tx
       .select({ id: dataExports.id, organizationId: dataExports.organizationId })
       .from(dataExports)
-      .where(eq(dataExports.status, 'queued'))
+      .where(inArray(dataExports.status, statesAccepting(exportMachine, 'claim')))
       .orderBy(asc(dataExports.createdAt))
       .limit(5),
   );
@@ -179,7 +210,7 @@ export async function claimNextExport(database: Database): Promise<ExportRow | n
       ctx.tx
         .update(dataExports)
         .set({
-          status: 'running',
+          status: take(exportMachine, 'queued', 'claim'),
           attempts: sql`${dataExports.attempts} + 1`,
           startedAt: new Date(),
           updatedAt: new Date(),
@@ -205,12 +236,14 @@ export async function runNextExport(database: Database, dir: string, hooks: Expo
   try {
     await writeExport(database, job, dir, hooks);
   } catch (err) {
+    if (err instanceof SupersededRun) return 1;
     const message = err instanceof Error ? err.message : String(err);
+    // Conditional like every write of the run: a superseded run does not fail the current one.
     await inTenant(database.db, job.organizationId, ACTOR, (ctx) =>
       ctx.tx
         .update(dataExports)
-        .set({ status: 'failed', error: message.slice(0, 1000), updatedAt: new Date() })
-        .where(eq(dataExports.id, job.id)),
+        .set({ status: take(exportMachine, 'running', 'fail'), error: message.slice(0, 1000), updatedAt: new Date() })
+        .where(ofRun(ctx, job)),
     );
   }
   return 1;
@@ -240,11 +273,12 @@ export async function sweepExports(database: Database, dir: string, now = new Da
     );
     handled++;
   }
+  const staleBefore = new Date(now.getTime() - STALE_MS);
   const stale = await asPlatform(database.db, (tx) =>
     tx
       .select({ id: dataExports.id, organizationId: dataExports.organizationId, attempts: dataExports.attempts })
       .from(dataExports)
-      .where(and(eq(dataExports.status, 'running'), lt(dataExports.updatedAt, new Date(now.getTime() - STALE_MS))))
+      .where(and(eq(dataExports.status, 'running'), lt(dataExports.updatedAt, staleBefore)))
       .limit(100),
   );
   for (const s of stale) {
@@ -254,16 +288,15 @@ export async function sweepExports(database: Database, dir: string, now = new Da
         .update(dataExports)
         .set(
           retry
-            ? { status: 'queued', rows: 0, updatedAt: now }
-            : { status: 'failed', error: 'The worker stopped during the export too often', updatedAt: now },
+            ? { status: take(exportMachine, 'running', 'requeue'), rows: 0, updatedAt: now }
+            : {
+                status: take(exportMachine, 'running', 'fail'),
+                error: 'The worker stopped during the export too often',
+                updatedAt: now,
+              },
         )
-        .where(
-          and(
-            eq(dataExports.organizationId, ctx.organizationId),
-            eq(dataExports.id, s.id),
-            eq(dataExports.status, 'running'),
-          ),
-        ),
+        // Still the same attempt, and still without progress since it was found.
+        .where(and(ofRun(ctx, { id: s.id, attempts: s.attempts }), lt(dataExports.updatedAt, staleBefore))),
     );
     handled++;
   }

@@ -2,11 +2,11 @@ import { and, asc, eq } from 'drizzle-orm';
 import { payments } from '../../db/schema/index.js';
 import { fromCents } from '../../platform/money.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { documentPdf, type PdfFile } from '../billing/document-pdf.js';
+import { documentPdf, type PdfSource } from '../billing/document-pdf.js';
 import type { InvoiceDetailView } from './invoices.service.js';
 
 /** The invoice as the customer gets it on paper: company, customer, lines, totals, payments, status, due date. */
-export async function renderInvoicePdf(ctx: Ctx, invoice: InvoiceDetailView): Promise<PdfFile> {
+export async function invoicePdfSource(ctx: Ctx, invoice: InvoiceDetailView): Promise<PdfSource> {
   const paid = await ctx.tx
     .select()
     .from(payments)

@@ -82,8 +82,8 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const file = await inRequestTenant(database.db, request, (ctx) => invoicePdf(ctx, request.params.id));
-      return sendPdf(reply, file);
+      const source = await inRequestTenant(database.db, request, (ctx) => invoicePdf(ctx, request.params.id));
+      return sendPdf(reply, source);
     },
   );
 

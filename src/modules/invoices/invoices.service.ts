@@ -9,7 +9,7 @@ import type { Page } from '../../platform/pagination.js';
 import { canTake, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { dateRange } from '../billing/date-filter.js';
-import type { PdfFile } from '../billing/document-pdf.js';
+import type { PdfSource } from '../billing/document-pdf.js';
 import {
   type DocumentInput,
   type DocumentPatch,
@@ -32,7 +32,7 @@ import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
 import { recordPortalView } from '../portal/portal.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { postInvoiceIssued, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
-import { renderInvoicePdf } from './invoices.pdf.js';
+import { invoicePdfSource } from './invoices.pdf.js';
 import type { PaymentMethod } from './invoices.schemas.js';
 import {
   type InvoiceStatus,
@@ -126,8 +126,8 @@ export async function getInvoice(ctx: Ctx, id: string): Promise<InvoiceDetailVie
   return detailOf(ctx, await findRow(ctx, id, false));
 }
 
-export async function invoicePdf(ctx: Ctx, id: string): Promise<PdfFile> {
-  return renderInvoicePdf(ctx, await getInvoice(ctx, id));
+export async function invoicePdf(ctx: Ctx, id: string): Promise<PdfSource> {
+  return invoicePdfSource(ctx, await getInvoice(ctx, id));
 }
 
 export interface InvoiceListQuery {

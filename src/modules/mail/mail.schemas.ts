@@ -1,12 +1,13 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../platform/enum.js';
 import { DateTime, Nullable } from '../../platform/schemas.js';
+import { MAIL_STATUSES } from './mail.states.js';
 
 export const LastEmail = Nullable(
   Type.Object(
     {
       status: StringEnum(
-        ['pending', 'sent', 'failed'] as const,
+        MAIL_STATUSES,
         'pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals',
       ),
       to: Type.Array(Type.String()),

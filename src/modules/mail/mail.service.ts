@@ -2,6 +2,7 @@ import { and, desc, eq, inArray } from 'drizzle-orm';
 import { mailJobs } from '../../db/schema/index.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import type { MailStatus } from './mail.states.js';
 
 /*
  * THE way a change sends mail: `queueMail` writes a mail job in the change's own
@@ -13,7 +14,7 @@ import type { Ctx } from '../../platform/tenancy.js';
 
 /** What a mail is about; `workflow`: an email action of a workflow run (its workflow's id). */
 export type MailDocumentType = 'invoice' | 'estimate' | 'contract' | 'purchase_order' | 'invitation' | 'workflow';
-export type MailStatus = 'pending' | 'sent' | 'failed';
+export type { MailStatus };
 
 export interface QueuedMail {
   documentType: MailDocumentType;

@@ -5,13 +5,17 @@ import type { Database } from '../../db/client.js';
 import { mailJobs } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { createMailer, type MailAttachment, type Mailer } from '../../platform/mail.js';
+import { statesAccepting, take } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
-import { pdfRenderers } from './mail.attachments.js';
+import { renderPdf } from '../billing/document-pdf.js';
+import { pdfSources } from './mail.attachments.js';
 import type { MailDocumentType } from './mail.service.js';
+import { type MailStatus, mailMachine } from './mail.states.js';
 
 const TASK = 'mail.deliver';
+const ACTOR = systemActor(TASK);
 const BATCH = 20;
-/** Longer than the mailer's own time-outs (10 s connect + 20 s socket), so a live worker keeps its claim. */
+/** Longer than one attempt (the mailer's time-outs: 10 s connect + 20 s socket), so a live worker keeps its claim. */
 const LEASE_MS = 5 * 60_000;
 /** 30 s, 1 min, 2 min, … capped at 1 h: about a day of attempts before giving up. */
 const FIRST_RETRY_MS = 30_000;
@@ -24,51 +28,54 @@ export const retryDelayMs = (attempts: number) =>
 type MailJob = typeof mailJobs.$inferSelect;
 
 /**
- * Claims due mail jobs across tenants (the only cross-tenant step, through asPlatform):
- * FOR UPDATE SKIP LOCKED plus a lease, so two workers never send the same job and a
- * job whose worker died is taken again once the lease runs out.
+ * Claims the oldest due mail job across tenants (the only cross-tenant step, through
+ * asPlatform): FOR UPDATE SKIP LOCKED plus a lease, so two workers never send the same
+ * job and a job whose worker died is taken again once the lease runs out. One job per
+ * claim: the lease starts when that job's attempt starts and covers one send (bounded
+ * by the mailer's time-outs), however many jobs the worker sends after it.
  */
-async function claimDue(database: Database, now: Date, limit: number): Promise<MailJob[]> {
-  const token = randomUUID();
+async function claimOne(database: Database, now: Date): Promise<MailJob | undefined> {
   return asPlatform(database.db, async (tx) => {
-    const due = await tx
+    const [due] = await tx
       .select({ id: mailJobs.id })
       .from(mailJobs)
       .where(
         and(
-          eq(mailJobs.status, 'pending'),
+          inArray(mailJobs.status, statesAccepting(mailMachine, 'accept')),
           lte(mailJobs.nextAttemptAt, now),
           or(isNull(mailJobs.lockedUntil), lt(mailJobs.lockedUntil, now)),
         ),
       )
       .orderBy(asc(mailJobs.nextAttemptAt))
-      .limit(limit)
+      .limit(1)
       .for('update', { skipLocked: true });
-    if (due.length === 0) return [];
-    return tx
+    if (!due) return undefined;
+    const [job] = await tx
       .update(mailJobs)
-      .set({ lockedUntil: new Date(now.getTime() + LEASE_MS), claimToken: token, updatedAt: now })
-      .where(
-        inArray(
-          mailJobs.id,
-          due.map((d) => d.id),
-        ),
-      )
+      .set({ lockedUntil: new Date(now.getTime() + LEASE_MS), claimToken: randomUUID(), updatedAt: now })
+      .where(eq(mailJobs.id, due.id))
       .returning();
+    return job;
   });
+}
+
+/**
+ * The job's PDF, if it attaches one: the document is read in a short tenant transaction,
+ * then drawn with none open (rendering takes a while and needs no rows).
+ */
+async function attachmentsOf(database: Database, job: MailJob): Promise<MailAttachment[]> {
+  const read = job.attachment === 'pdf' ? pdfSources[job.documentType as MailDocumentType] : undefined;
+  if (!read) return [];
+  const source = await inTenant(database.db, job.organizationId, ACTOR, (ctx) => read(ctx, job.documentId));
+  const { filename, content } = await renderPdf(source);
+  return [{ filename, content, contentType: 'application/pdf' }];
 }
 
 /** One job: attachment, the mail server, then the outcome recorded inside the job's tenant. */
 async function deliver(database: Database, mailer: Mailer, job: MailJob, now: Date): Promise<void> {
-  const actor = systemActor(TASK);
   let error: string | null = null;
   try {
-    const attachments: MailAttachment[] = [];
-    const render = job.attachment === 'pdf' ? pdfRenderers[job.documentType as MailDocumentType] : undefined;
-    if (render) {
-      const pdf = await inTenant(database.db, job.organizationId, actor, (ctx) => render(ctx, job.documentId));
-      attachments.push({ filename: pdf.filename, content: pdf.content, contentType: 'application/pdf' });
-    }
+    const attachments = await attachmentsOf(database, job);
     await mailer.send({
       to: job.to,
       subject: job.subject,
@@ -79,13 +86,18 @@ async function deliver(database: Database, mailer: Mailer, job: MailJob, now: Da
     error = (err instanceof Error ? err.message : String(err)).slice(0, 500) || 'unknown error';
   }
   const attempts = job.attempts + 1;
+  const from = job.status as MailStatus;
   const outcome =
     error === null
-      ? { status: 'sent', sentAt: new Date(), lastError: null }
+      ? { status: take(mailMachine, from, 'accept'), sentAt: new Date(), lastError: null }
       : attempts >= MAX_MAIL_ATTEMPTS
-        ? { status: 'failed', lastError: error }
-        : { status: 'pending', lastError: error, nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)) };
-  await inTenant(database.db, job.organizationId, actor, (ctx) =>
+        ? { status: take(mailMachine, from, 'give_up'), lastError: error }
+        : {
+            status: take(mailMachine, from, 'retry'),
+            lastError: error,
+            nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)),
+          };
+  await inTenant(database.db, job.organizationId, ACTOR, (ctx) =>
     ctx.tx
       .update(mailJobs)
       .set({ ...outcome, attempts, lockedUntil: null, claimToken: null, updatedAt: new Date() })
@@ -100,14 +112,27 @@ async function deliver(database: Database, mailer: Mailer, job: MailJob, now: Da
 }
 
 /**
- * Sends the mail jobs due at `now` (tests pass a later `now` to skip the backoff
- * instead of waiting). Returns how many jobs it attempted. No transaction is open
- * while the mail server is talked to.
+ * Sends up to `limit` mail jobs due at `now`, claiming each just before its attempt.
+ * `now` is the clock (tests pass a later time to skip the backoff instead of waiting, or
+ * a function to move time on between jobs). Returns how many jobs it attempted. No
+ * transaction is open while a PDF is drawn or the mail server is talked to.
  */
-export async function deliverDueMail(database: Database, mailer: Mailer, now = new Date(), limit = BATCH) {
-  const jobs = await claimDue(database, now, limit);
-  for (const job of jobs) await deliver(database, mailer, job, now);
-  return jobs.length;
+export async function deliverDueMail(
+  database: Database,
+  mailer: Mailer,
+  now: Date | (() => Date) = () => new Date(),
+  limit = BATCH,
+) {
+  const clock = typeof now === 'function' ? now : () => now;
+  let attempted = 0;
+  while (attempted < limit) {
+    const at = clock();
+    const job = await claimOne(database, at);
+    if (!job) break;
+    await deliver(database, mailer, job, at);
+    attempted++;
+  }
+  return attempted;
 }
 
 let workerMailer: Mailer | undefined;

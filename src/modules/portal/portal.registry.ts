@@ -1,5 +1,5 @@
 import type { Ctx } from '../../platform/tenancy.js';
-import type { PdfFile } from '../billing/document-pdf.js';
+import type { PdfSource } from '../billing/document-pdf.js';
 import type { PortalDocumentType } from './portal.service.js';
 
 /** Facts about the customer's request, kept as evidence (e.g. contract signatures). */
@@ -18,7 +18,7 @@ export interface PortalHandler {
   /** The document as the customer sees it; also records the view (first view of a sent estimate → viewed). */
   view(ctx: Ctx, documentId: string, meta: PortalRequestMeta): Promise<Record<string, unknown>>;
   /** The document as a PDF, for types that have one (invoices, estimates). */
-  pdf?(ctx: Ctx, documentId: string): Promise<PdfFile>;
+  pdf?(ctx: Ctx, documentId: string): Promise<PdfSource>;
   /** Customer actions by name (`approve`, `decline`, `sign`); each returns the updated document. */
   actions: Record<
     string,

@@ -87,8 +87,8 @@ export default async function portalRoutes(fastify: FastifyInstance) {
       const pdf = portalHandlers[target.documentType]?.pdf;
       if (!pdf) throw notFound('Document');
       const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
-      const file = await inTenant(database.db, target.organizationId, actor, (ctx) => pdf(ctx, target.documentId));
-      return sendPdf(reply, file);
+      const source = await inTenant(database.db, target.organizationId, actor, (ctx) => pdf(ctx, target.documentId));
+      return sendPdf(reply, source);
     },
   );
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { winterRoutes, winterRuns, winterVisits } from '../../db/schema/index.js';
 import { AppError } from '../../platform/errors.js';
 import { fromCents, lineAmountCents } from '../../platform/money.js';
@@ -9,6 +9,7 @@ import { liveProperties } from '../customers/customers.refs.js';
 import { createInvoice, type InvoiceDetailView } from '../invoices/invoices.service.js';
 import { propertyView } from '../properties/properties.service.js';
 import { loadStorm, type VisitRow } from './storms.service.js';
+import { chunked, valuesList } from './winter-routes.service.js';
 import { visitMachine, visitState } from './winter-routes.states.js';
 
 const SERVICE_NAMES: Record<string, string> = {
@@ -62,6 +63,7 @@ export async function invoiceStorm(ctx: Ctx, stormId: string): Promise<{ invoice
     byCustomer.set(visit.customerId, list);
   }
   const invoices: InvoiceDetailView[] = [];
+  const billed: Array<{ visit: VisitRow; invoiceId: string }> = [];
   for (const [customerId, visits] of byCustomer) {
     // An invoice holds at most MAX_LINE_ITEMS lines; a customer with more visits in one storm gets several.
     for (let start = 0; start < visits.length; start += MAX_LINE_ITEMS) {
@@ -83,29 +85,32 @@ export async function invoiceStorm(ctx: Ctx, stormId: string): Promise<{ invoice
           };
         }),
       });
-      await markBilled(ctx, chunk, invoice.id);
+      for (const visit of chunk) billed.push({ visit, invoiceId: invoice.id });
       invoices.push(invoice);
     }
   }
+  await markBilled(ctx, billed);
   return { invoices };
 }
 
-async function markBilled(ctx: Ctx, visits: VisitRow[], invoiceId: string) {
-  const now = new Date();
-  for (const v of visits) {
-    const updated = await ctx.tx
-      .update(winterVisits)
-      .set({ invoiceId, billedCents: lineAmountCents(quantityOf(v), v.priceCents), updatedAt: now })
-      .where(
-        and(
-          eq(winterVisits.organizationId, ctx.organizationId),
-          eq(winterVisits.id, v.id),
-          isNull(winterVisits.invoiceId),
-        ),
-      )
-      .returning({ id: winterVisits.id });
+/** Every visit billed by the call, marked in one statement per chunk (not one per visit). */
+async function markBilled(ctx: Ctx, billed: Array<{ visit: VisitRow; invoiceId: string }>) {
+  for (const chunk of chunked(billed)) {
+    const result = await ctx.tx.execute(sql`
+      UPDATE winter_visits w SET invoice_id = v.invoice_id, billed_cents = v.billed_cents::bigint, updated_at = now()
+      FROM (VALUES ${valuesList(
+        chunk.map(({ visit, invoiceId }) => [
+          visit.id,
+          invoiceId,
+          lineAmountCents(quantityOf(visit), visit.priceCents),
+        ]),
+      )}) AS v(id, invoice_id, billed_cents)
+      WHERE w.organization_id = ${ctx.organizationId} AND w.id = v.id AND w.invoice_id IS NULL
+      RETURNING w.id`);
+    const updated = new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((r) => r.id));
     // Cannot happen while the rows are locked; if it did, the whole call rolls back.
-    if (updated.length !== 1) throw new AppError('CONFLICT', `Visit ${v.id} was billed by another call`);
+    const lost = chunk.find(({ visit }) => !updated.has(visit.id));
+    if (lost) throw new AppError('CONFLICT', `Visit ${lost.visit.id} was billed by another call`);
   }
 }
 

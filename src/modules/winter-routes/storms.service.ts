@@ -1,5 +1,4 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
-import { sqlStateOf } from '../../db/pg-errors.js';
 import { storms, winterRoutes, winterRuns, winterVisits } from '../../db/schema/index.js';
 import { AppError, invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -17,7 +16,7 @@ import type {
   UpdateStormInput,
   WinterService,
 } from './winter-routes.schemas.js';
-import { type RouteRow, type StopRow, stopsOf } from './winter-routes.service.js';
+import { chunked, type RouteRow, type StopRow, stopsOf } from './winter-routes.service.js';
 import {
   type RunStatus,
   runActionFor,
@@ -210,13 +209,24 @@ export async function dispatch(ctx: Ctx, stormId: string, input: DispatchInput) 
     }
     plans.push({ route, stops: qualifying });
   }
-  const runs = [];
-  for (const plan of plans) {
-    const run = await insertRun(ctx, storm.id, plan.route);
-    const visits = plan.stops.map((s, i) => ({
+  if (plans.length === 0) return { runs: [] };
+  // One INSERT for the runs and one for the visits (per chunk), not one pair per route. A run
+  // the unique (storm, route) index refuses was made by a concurrent dispatch.
+  const planned = plans.map((plan) => ({
+    id: newId('wrn'),
+    organizationId: ctx.organizationId,
+    stormId: storm.id,
+    routeId: plan.route.id,
+  }));
+  const made = (await ctx.tx.insert(winterRuns).values(planned).onConflictDoNothing().returning()) as RunRow[];
+  const runByRoute = new Map(made.map((r) => [r.routeId, r]));
+  const refused = plans.find((plan) => !runByRoute.has(plan.route.id));
+  if (refused) throw alreadyDispatched(refused.route.name);
+  const visits = plans.flatMap((plan) =>
+    plan.stops.map((s, i) => ({
       id: newId('wvs'),
       organizationId: ctx.organizationId,
-      runId: run.id,
+      runId: (runByRoute.get(plan.route.id) as RunRow).id,
       stopId: s.id,
       propertyId: s.propertyId,
       customerId: (props.get(s.propertyId) as { customerId: string }).customerId,
@@ -224,24 +234,27 @@ export async function dispatch(ctx: Ctx, stormId: string, input: DispatchInput) 
       services: [...s.services],
       billingMode: s.billingMode,
       priceCents: s.priceCents,
-    }));
-    const inserted = (await ctx.tx.insert(winterVisits).values(visits).returning()) as VisitRow[];
-    runs.push(runView(run, inserted));
+    })),
+  );
+  const inserted: VisitRow[] = [];
+  for (const chunk of chunked(visits)) {
+    inserted.push(...((await ctx.tx.insert(winterVisits).values(chunk).returning()) as VisitRow[]));
   }
-  return { runs };
-}
-
-async function insertRun(ctx: Ctx, stormId: string, route: RouteRow): Promise<RunRow> {
-  try {
-    const [row] = await ctx.tx
-      .insert(winterRuns)
-      .values({ id: newId('wrn'), organizationId: ctx.organizationId, stormId, routeId: route.id })
-      .returning();
-    return row as RunRow;
-  } catch (err) {
-    if (sqlStateOf(err) === '23505') throw alreadyDispatched(route.name);
-    throw err;
+  const byRun = new Map<string, VisitRow[]>();
+  for (const v of inserted) {
+    const list = byRun.get(v.runId) ?? [];
+    list.push(v);
+    byRun.set(v.runId, list);
   }
+  return {
+    runs: plans.map((plan) => {
+      const run = runByRoute.get(plan.route.id) as RunRow;
+      return runView(
+        run,
+        (byRun.get(run.id) ?? []).sort((a, b) => a.sequence - b.sequence),
+      );
+    }),
+  };
 }
 
 export async function loadRun(ctx: Ctx, id: string, lock = false): Promise<RunRow> {

@@ -359,14 +359,14 @@ export default async function winterRoutes(fastify: FastifyInstance) {
         tags,
         summary: 'Reorder the stops to shorten the drive from the depot (owner/admin)',
         description:
-          'Owner/admin only. Great-circle distances over the properties’ coordinates, open path from the depot (without one, from the first stop), nearest neighbour then 2-opt; deterministic and never longer than the current order. Stops without coordinates go last in their current order. Distances in km, 2 decimals.',
+          'Owner/admin only. Great-circle distances over the properties’ coordinates, open path from the depot (without one, from the first stop), nearest neighbour then 2-opt; deterministic and never longer than the current order. Stops without coordinates go last in their current order. Distances in km, 2 decimals. The order is computed without holding the route; if its stops or depot changed meanwhile → 409 CONFLICT (optimize again).',
         params: IdParams,
         body: EmptyBody,
         response: { 200: OptimizeResponse },
       },
     },
     async (request) => ({
-      data: await inRequestTenant(database.db, request, (ctx) => optimize(ctx, request.params.id)),
+      data: await optimize((fn) => inRequestTenant(database.db, request, fn), request.params.id),
     }),
   );
 }

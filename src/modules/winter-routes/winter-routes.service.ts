@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, notInArray, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, notInArray, type SQL, sql } from 'drizzle-orm';
 import { winterRouteStops, winterRoutes, winterRuns } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -16,6 +16,35 @@ import type {
   UpdateRouteInput,
   WinterService,
 } from './winter-routes.schemas.js';
+
+/** Runs `fn` in one tenant transaction (a request's, or a test's): optimize needs two. */
+export type InTenant = <T>(fn: (ctx: Ctx) => Promise<T>) => Promise<T>;
+
+/** Rows per set-based statement: bounded so the parameters stay far below PostgreSQL's 65 535. */
+export const ROWS_PER_STATEMENT = 1000;
+
+export function chunked<T>(rows: readonly T[], size = ROWS_PER_STATEMENT): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
+/**
+ * `(a, b), (c, d)` for `UPDATE … FROM (VALUES …) AS v(…)`: many rows changed by one
+ * statement instead of one statement per row. The values arrive as text; the
+ * statement casts them where the column is not text.
+ */
+export const valuesList = (rows: ReadonlyArray<ReadonlyArray<string | number | null>>) =>
+  sql.join(
+    rows.map(
+      (r) =>
+        sql`(${sql.join(
+          r.map((v) => sql`${v}`),
+          sql`, `,
+        )})`,
+    ),
+    sql`, `,
+  );
 
 export type RouteRow = typeof winterRoutes.$inferSelect;
 export type StopRow = typeof winterRouteStops.$inferSelect;
@@ -114,20 +143,34 @@ async function writeStops(ctx: Ctx, routeId: string, stops: Awaited<ReturnType<t
   if (keep.length > 0) where.push(notInArray(winterRouteStops.propertyId, keep));
   await ctx.tx.delete(winterRouteStops).where(and(...where));
   const existing = new Map(((await stopsOf(ctx, [routeId])).get(routeId) ?? []).map((s) => [s.propertyId, s] as const));
-  const now = new Date();
-  const fresh = [];
-  for (const stop of stops) {
+  const kept = stops.flatMap((stop) => {
     const current = existing.get(stop.propertyId);
-    if (current) {
-      await ctx.tx
-        .update(winterRouteStops)
-        .set({ ...stop, updatedAt: now })
-        .where(and(eq(winterRouteStops.organizationId, ctx.organizationId), eq(winterRouteStops.id, current.id)));
-    } else {
-      fresh.push({ ...stop, id: newId('wst'), organizationId: ctx.organizationId, routeId });
-    }
+    return current ? [{ id: current.id, stop }] : [];
+  });
+  // The stops that stay, rewritten in one statement per chunk (not one per stop).
+  for (const chunk of chunked(kept)) {
+    await ctx.tx.execute(sql`
+      UPDATE winter_route_stops s SET sequence = v.sequence::int,
+        services = ARRAY(SELECT jsonb_array_elements_text(v.services::jsonb)),
+        trigger_inches = v.trigger_inches::double precision, billing_mode = v.billing_mode,
+        price_cents = v.price_cents::bigint, notes = v.notes, updated_at = now()
+      FROM (VALUES ${valuesList(
+        chunk.map(({ id, stop }) => [
+          id,
+          stop.sequence,
+          JSON.stringify(stop.services),
+          stop.triggerInches,
+          stop.billingMode,
+          stop.priceCents,
+          stop.notes,
+        ]),
+      )}) AS v(id, sequence, services, trigger_inches, billing_mode, price_cents, notes)
+      WHERE s.organization_id = ${ctx.organizationId} AND s.route_id = ${routeId} AND s.id = v.id`);
   }
-  if (fresh.length > 0) await ctx.tx.insert(winterRouteStops).values(fresh);
+  const fresh = stops
+    .filter((stop) => !existing.has(stop.propertyId))
+    .map((stop) => ({ ...stop, id: newId('wst'), organizationId: ctx.organizationId, routeId }));
+  for (const chunk of chunked(fresh)) await ctx.tx.insert(winterRouteStops).values(chunk);
 }
 
 export async function createRoute(ctx: Ctx, input: CreateRouteInput) {
@@ -206,43 +249,59 @@ export async function deleteRoute(ctx: Ctx, id: string) {
   await ctx.tx.delete(winterRoutes).where(mine(ctx, id));
 }
 
-/** Reorders the stops to shorten the open path from the depot (never longer than before). */
-export async function optimize(ctx: Ctx, id: string) {
-  const route = await loadRoute(ctx, id, true);
-  const stops = (await stopsOf(ctx, [id])).get(id) ?? [];
+/** What optimize reads: the route's depot and its stops with their coordinates, in order. */
+async function optimizeInput(ctx: Ctx, route: RouteRow) {
+  const stops = (await stopsOf(ctx, [route.id])).get(route.id) ?? [];
   const props = await liveProperties(
     ctx,
     stops.map((s) => s.propertyId),
   );
   const depot =
     route.depotLat === null || route.depotLng === null ? null : { lat: route.depotLat, lng: route.depotLng };
-  const result = optimizeRoute(
-    depot,
-    stops.map((s) => {
-      const p = props.get(s.propertyId);
-      return { id: s.id, point: p && p.lat !== null && p.lng !== null ? { lat: p.lat, lng: p.lng } : null };
-    }),
-  );
-  const byId = new Map(stops.map((s) => [s.id, s]));
-  const now = new Date();
-  const reordered: StopRow[] = [];
-  for (const [index, stopId] of result.order.entries()) {
-    const stop = byId.get(stopId) as StopRow;
-    const sequence = index + 1;
-    if (stop.sequence !== sequence) {
-      await ctx.tx
-        .update(winterRouteStops)
-        .set({ sequence, updatedAt: now })
-        .where(and(eq(winterRouteStops.organizationId, ctx.organizationId), eq(winterRouteStops.id, stopId)));
+  const points = stops.map((s) => {
+    const p = props.get(s.propertyId);
+    return { id: s.id, point: p && p.lat !== null && p.lng !== null ? { lat: p.lat, lng: p.lng } : null };
+  });
+  return { stops, depot, points };
+}
+
+export interface OptimizeHooks {
+  /** Tests: runs after the new order is computed, before the route is locked to write it. */
+  beforeWrite?: () => Promise<void>;
+}
+
+/**
+ * Reorders the stops to shorten the open path from the depot (never longer than before).
+ * The stops are read in one transaction and the order computed with none open (2-opt
+ * on a long route takes a while); then the route is locked and the order written only
+ * if the stops, their places and the depot are still what was computed on. If they
+ * changed meanwhile the result would be stale: 409 CONFLICT, and the client optimizes
+ * again (rather than the server recomputing under the lock it avoids holding).
+ */
+export async function optimize(tenant: InTenant, id: string, hooks: OptimizeHooks = {}) {
+  const read = await tenant(async (ctx) => optimizeInput(ctx, await loadRoute(ctx, id)));
+  const result = optimizeRoute(read.depot, read.points);
+  await hooks.beforeWrite?.();
+  return tenant(async (ctx) => {
+    const current = await optimizeInput(ctx, await loadRoute(ctx, id, true));
+    if (JSON.stringify([current.depot, current.points]) !== JSON.stringify([read.depot, read.points])) {
+      throw new AppError('CONFLICT', 'The route changed while it was being optimized; optimize it again');
     }
-    reordered.push({ ...stop, sequence });
-  }
-  if (reordered.some((s, i) => s.id !== stops[i]?.id)) {
-    await ctx.tx.update(winterRoutes).set({ updatedAt: now }).where(mine(ctx, id));
-  }
-  return {
-    distanceBeforeKm: roundKm(result.beforeKm),
-    distanceAfterKm: roundKm(result.afterKm),
-    stops: reordered.map(stopView),
-  };
+    const byId = new Map(current.stops.map((s) => [s.id, s]));
+    const reordered = result.order.map((stopId, index) => ({ ...(byId.get(stopId) as StopRow), sequence: index + 1 }));
+    const moved = reordered.filter((s) => s.sequence !== byId.get(s.id)?.sequence);
+    // Every stop that moved, in one statement per chunk (not one per stop).
+    for (const chunk of chunked(moved)) {
+      await ctx.tx.execute(sql`
+        UPDATE winter_route_stops s SET sequence = v.sequence::int, updated_at = now()
+        FROM (VALUES ${valuesList(chunk.map((m) => [m.id, m.sequence]))}) AS v(id, sequence)
+        WHERE s.organization_id = ${ctx.organizationId} AND s.route_id = ${id} AND s.id = v.id`);
+    }
+    if (moved.length > 0) await ctx.tx.update(winterRoutes).set({ updatedAt: new Date() }).where(mine(ctx, id));
+    return {
+      distanceBeforeKm: roundKm(result.beforeKm),
+      distanceAfterKm: roundKm(result.afterKm),
+      stops: reordered.map(stopView),
+    };
+  });
 }

@@ -56,11 +56,14 @@ const EmitAction = Type.Object(
 const EmailAction = Type.Object(
   {
     type: Type.Literal('email'),
-    to: Type.String({
-      minLength: 1,
-      maxLength: 254,
-      description: '`customer` (the trigger’s customer; skipped when it has no address) or an email address',
-    }),
+    // An address is checked by the schema's `email` format (ajv-formats), as everywhere in the API.
+    to: Type.Union(
+      [
+        Type.Literal('customer', { description: 'The trigger’s customer (skipped when it has no address)' }),
+        Type.String({ format: 'email', maxLength: 254, description: 'An email address' }),
+      ],
+      { description: '`customer` (the trigger’s customer; skipped when it has no address) or an email address' },
+    ),
     subject: Type.String({ minLength: 1, maxLength: 300, description: '{{dotted.path}} placeholders allowed' }),
     body: Type.String({ minLength: 1, maxLength: 20000, description: '{{dotted.path}} placeholders allowed' }),
   },

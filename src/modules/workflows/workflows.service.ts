@@ -48,22 +48,10 @@ export function runView(r: RunRow) {
 }
 
 /**
- * An address as mail servers accept it (local@domain.tld), simpler than RFC 5322
- * on purpose: no quoted local parts, no IP literals, a dotted domain.
- */
-const EMAIL =
-  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
-
-export function isEmailAddress(s: string): boolean {
-  return s.length <= 254 && EMAIL.test(s) && !s.includes('..');
-}
-
-/**
  * What JSON Schema cannot say about a definition: condition paths against the
- * trigger's data shape (workflows.shapes.ts), value types per operator, email
- * addresses. Every problem is reported at once; nothing is written on any.
+ * trigger's data shape (workflows.shapes.ts) and value types per operator. Every problem is reported at once; nothing is written on any.
  */
-function checkDefinition(trigger: string, conditions: readonly ConditionDef[], actions: readonly ActionDef[]) {
+function checkDefinition(trigger: string, conditions: readonly ConditionDef[]) {
   const issues: FieldIssue[] = [];
   conditions.forEach((c, i) => {
     const problem = pathProblem(trigger, c.field);
@@ -80,11 +68,6 @@ function checkDefinition(trigger: string, conditions: readonly ConditionDef[], a
       issues.push({ field: `conditions[${i}].value`, message: `${c.op} compares a number or a string` });
     }
   });
-  actions.forEach((a, i) => {
-    if (a.type === 'email' && a.to !== 'customer' && !isEmailAddress(a.to.trim())) {
-      issues.push({ field: `actions[${i}].to`, message: `"${a.to}" is neither "customer" nor a valid email address` });
-    }
-  });
   if (issues.length > 0) {
     throw new AppError('VALIDATION_FAILED', issues.map((x) => `${x.field}: ${x.message}`).join('; '), {
       details: issues,
@@ -96,7 +79,7 @@ const normalizeActions = (actions: ActionDef[]): ActionDef[] =>
   actions.map((a) => {
     switch (a.type) {
       case 'email':
-        return { ...a, to: a.to === 'customer' ? a.to : a.to.trim().toLowerCase() };
+        return { ...a, to: a.to === 'customer' ? a.to : a.to.toLowerCase() };
       case 'add_customer_tag':
         return { ...a, tag: a.tag.trim() };
       case 'create_job':
@@ -122,7 +105,7 @@ const mine = (ctx: Ctx, id: string) => and(eq(workflows.organizationId, ctx.orga
 
 export async function createWorkflow(ctx: Ctx, input: CreateWorkflowInput) {
   const conditions = input.conditions ?? [];
-  checkDefinition(input.trigger.event, conditions, input.actions);
+  checkDefinition(input.trigger.event, conditions);
   const now = new Date();
   const [row] = await writing(input.name, () =>
     ctx.tx
@@ -173,7 +156,7 @@ export async function updateWorkflow(ctx: Ctx, id: string, input: UpdateWorkflow
   const trigger = input.trigger?.event ?? current.triggerEvent;
   const conditions = input.conditions ?? (current.conditions as ConditionDef[]);
   const actions = input.actions ?? (current.actions as ActionDef[]);
-  checkDefinition(trigger, conditions, actions);
+  checkDefinition(trigger, conditions);
   const name = input.name ?? current.name;
   const [row] = await writing(name, () =>
     ctx.tx

@@ -4,10 +4,12 @@ import type { Database } from '../../db/client.js';
 import { events, workflowRuns, workflows } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { newId } from '../../platform/ids.js';
+import { take } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
 import { type RunDefinition, runAction, type TriggerEvent } from './workflows.actions.js';
 import { type Condition, matches } from './workflows.conditions.js';
-import type { ActionDef, ActionResultT } from './workflows.schemas.js';
+import type { ActionDef, ActionResultT, RunStatus } from './workflows.schemas.js';
+import { workflowRunMachine } from './workflows.states.js';
 
 /** Workflows run only for events of depth < 3 (operations.md §7): the loop guard. */
 export const MAX_DEPTH = 3;
@@ -100,7 +102,7 @@ async function claimRuns(database: Database, leaseMs: number, limit: number) {
   return asPlatform(database.db, async (tx) => {
     // A run that crashed its worker MAX_ATTEMPTS times is given up, visibly.
     await tx.execute(sql`
-      UPDATE workflow_runs SET status = 'failed', finished_at = now(), updated_at = now()
+      UPDATE workflow_runs SET status = ${take(workflowRunMachine, 'pending', 'give_up')}, finished_at = now(), updated_at = now()
       WHERE status = 'pending' AND attempts >= ${MAX_ATTEMPTS} AND (locked_until IS NULL OR locked_until < now())`);
     const result = await tx.execute(sql`
       UPDATE workflow_runs SET locked_until = now() + make_interval(secs => ${leaseMs / 1000}),
@@ -150,7 +152,11 @@ export async function executeRun(
           .update(workflowRuns)
           .set({
             actions: list,
-            status: last ? (list.some((r) => r.status === 'failed') ? 'failed' : 'succeeded') : 'pending',
+            status: take(
+              workflowRunMachine,
+              run.status as RunStatus,
+              last ? (list.some((r) => r.status === 'failed') ? 'fail' : 'succeed') : 'advance',
+            ),
             ...(last ? { finishedAt: new Date() } : {}),
             // Each finished action renews the lease, so a long run is not taken over while it progresses.
             lockedUntil: new Date(Date.now() + leaseMs),
