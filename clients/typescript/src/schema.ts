@@ -344,7 +344,7 @@ export interface paths {
         put?: never;
         /**
          * Pay the linked invoice by card: a Stripe payment intent (amount defaults to the balance)
-         * @description No session: the link's token is the credential. Creates a Stripe PaymentIntent as POST /api/payments/intents does (source PORTAL); hand clientSecret to Stripe.js. Coming back to the link for the same amount answers the intent already started while it waits for payment (one PaymentIntent per checkout). A link to an estimate or contract, an unknown or expired token → 404; a draft, paid or void invoice → 409; an amount above the balance → 400; the organization without Stripe configured → 409.
+         * @description No session: the link's token is the credential. Creates a Stripe PaymentIntent as POST /api/payments/intents does (source PORTAL); hand clientSecret to Stripe.js. An invoice has at most one open portal intent: coming back (or several calls at once) for the same amount answers that intent, and another amount changes its amount at Stripe (one PaymentIntent per checkout). A link to an estimate or contract, an unknown or expired token → 404; a draft, paid or void invoice → 409; an amount above the balance → 400; another amount while a payment is processing → 409; the organization without Stripe configured → 409; more than 10 calls a minute on one link → 429.
          *
          *     No credentials needed.
          */
@@ -962,12 +962,17 @@ export interface paths {
          * One payment intent
          * @description The intent with its status, which Stripe's events move:
          *
-         *     | action | from | to |
+         *     | from | trigger | to |
          *     | --- | --- | --- |
-         *     | `process` | `requires_payment_method` | `processing` |
-         *     | `fail` | `requires_payment_method`, `processing` | `requires_payment_method` |
-         *     | `succeed` | `requires_payment_method`, `processing`, `canceled` | `succeeded` |
-         *     | `cancel` | `requires_payment_method`, `processing` | `canceled` |
+         *     | `requires_payment_method` | `process` | `processing` |
+         *     | `requires_payment_method` | `fail` | `requires_payment_method` |
+         *     | `requires_payment_method` | `succeed` | `succeeded` |
+         *     | `requires_payment_method` | `cancel` | `canceled` |
+         *     | `processing` | `fail` | `requires_payment_method` |
+         *     | `processing` | `succeed` | `succeeded` |
+         *     | `processing` | `cancel` | `canceled` |
+         *     | `succeeded` | (none: final) | |
+         *     | `canceled` | `succeed` | `succeeded` |
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
