@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, or, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import { paymentIntents } from '../../db/schema/index.js';
 import { AppError, invalidField, invalidState, notFound } from '../../platform/errors.js';
@@ -290,6 +290,7 @@ async function createReserved(
   try {
     return await run(async (ctx) => {
       const checked = await recheckUnderLock(ctx, row.invoiceId, row.amountCents, intent);
+      const ours = and(eq(paymentIntents.organizationId, ctx.organizationId), eq(paymentIntents.id, row.id));
       const [filled] = await ctx.tx
         .update(paymentIntents)
         .set({
@@ -298,21 +299,23 @@ async function createReserved(
           clientSecret: intent.client_secret ?? null,
           updatedAt: new Date(),
         })
-        .where(
-          and(
-            eq(paymentIntents.organizationId, ctx.organizationId),
-            eq(paymentIntents.id, row.id),
-            or(isNull(paymentIntents.processorIntentId), eq(paymentIntents.processorIntentId, intent.id)),
-          ),
-        )
+        .where(and(ours, isNull(paymentIntents.processorIntentId)))
         .returning();
-      if (!filled) {
+      // A concurrent call of the same reservation filled it first: its row is the answer
+      // (Stripe's answer here may already be older than an event that moved the intent).
+      const [current] = filled
+        ? [filled]
+        : await ctx.tx
+            .select()
+            .from(paymentIntents)
+            .where(and(ours, eq(paymentIntents.processorIntentId, intent.id)));
+      if (!current) {
         throw new AppError(
           'SERVICE_UNAVAILABLE',
           'The payment was started again meanwhile; nothing was recorded, try again',
         );
       }
-      return intentView(filled);
+      return intentView(current);
     });
   } catch (err) {
     await cancelQuietly(stripe, intent.id, row.id);
