@@ -141,7 +141,7 @@ export async function createIntent(run: TenantRunner, deps: StripeDeps, input: I
     const settings = await getOrgSettings(ctx);
     const key = stripeKeyOf(settings, deps.box);
     const { invoice, amountCents } = await payableInvoice(ctx, input.invoiceId, input.amount, false);
-    centsToStripeAmount(amountCents, settings.currency, 'amount');
+    centsToStripeAmount(amountCents, settings.currency, 'amount'); // an amount the currency cannot express: 400 now
     return {
       key,
       invoice,
@@ -225,7 +225,7 @@ export async function payFromPortal(
     const key = stripeKeyOf(settings, deps.box);
     // The invoice's lock serialises every pay call of the link: the check and the reservation are one step.
     const { invoice, amountCents } = await payableInvoice(ctx, invoiceId, amount, true);
-    centsToStripeAmount(amountCents, settings.currency, 'amount');
+    centsToStripeAmount(amountCents, settings.currency, 'amount'); // an amount the currency cannot express: 400 now
     const create = (row: IntentRow): PortalStep => ({
       kind: 'create',
       row,
