@@ -5,6 +5,7 @@ import { contractLifecycleTask } from '../modules/contracts/contracts.lifecycle.
 import { crewTrackingTasks } from '../modules/crew-tracking/locations.tasks.js';
 import { exportTasks } from '../modules/exports/exports.tasks.js';
 import { mailTask } from '../modules/mail/mail.tasks.js';
+import { paymentTasks } from '../modules/payments/payments.tasks.js';
 import { createWorkflowTask } from '../modules/workflows/workflows.tasks.js';
 import type { WorkerTask } from './runner.js';
 
@@ -18,4 +19,5 @@ export const workerTasks: WorkerTask[] = [
   createWorkflowTask(),
   ...exportTasks,
   mailTask,
+  ...paymentTasks,
 ];

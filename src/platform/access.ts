@@ -12,7 +12,7 @@ import {
 } from './auth/principal.js';
 import { mayReach } from './auth/scopes.js';
 import { AppError } from './errors.js';
-import { consumeRequest, type Limiters } from './rate-limit.js';
+import { consumeRequest, type Limiters, type RouteRateLimit } from './rate-limit.js';
 import { type Actor, type Ctx, inTenant, type Role } from './tenancy.js';
 
 /**
@@ -29,6 +29,8 @@ declare module 'fastify' {
     access?: Access;
     roles?: readonly Role[];
     feature?: Feature;
+    /** Public routes: a budget of the route's own, checked after the caller's general one. */
+    rateLimit?: RouteRateLimit;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -88,6 +90,8 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
       : (route.config.access ?? (route.url?.startsWith('/api/') ? 'tenant' : 'public'));
     if (access === 'public') {
       if (route.url?.startsWith('/api/')) reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
+      const own = route.config.rateLimit;
+      if (own) reply.headers(await consumeRequest(opts.limiters, own.key?.(request) ?? `ip:${request.ip}`, own));
       return;
     }
     // Failed authentication counts against the caller's IP, so guessing keys or cookies is throttled too.

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
@@ -15,6 +15,8 @@ export interface Limiters {
   /** Failed sign-ins per email: 10 per 15 minutes (decisions §3). */
   signInFailures: RateLimiterMemory | RateLimiterRedis;
   perMinute: number;
+  /** A route's own per-minute budget (route config `rateLimit`), made once per bucket name. */
+  bucket(name: string, perMinute: number): RateLimiterMemory | RateLimiterRedis;
   /** The shared store when REDIS_URL is set (tests wait for it to be ready). */
   redis: Redis | undefined;
   /** For /readyz: `ok`, `unreachable` (counters are per process meanwhile), or `not configured`. */
@@ -57,8 +59,17 @@ export function createLimiters(config: Config, log?: Log): Limiters {
         })
       : memory;
   };
+  const buckets = new Map<string, RateLimiterMemory | RateLimiterRedis>();
   return {
     requests: make('req', config.rateLimitPerMinute, 60),
+    bucket: (name, perMinute) => {
+      let limiter = buckets.get(name);
+      if (!limiter) {
+        limiter = make(`route:${name}`, perMinute, 60);
+        buckets.set(name, limiter);
+      }
+      return limiter;
+    },
     signInFailures: make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration),
     perMinute: config.rateLimitPerMinute,
     redis,
@@ -78,14 +89,30 @@ export function rateLimitHeaders(quota: number, windowSec: number, res: RateLimi
   };
 }
 
+/**
+ * A tighter budget of its own for one route (route config `rateLimit`), on top of the
+ * caller's general one: e.g. a public route whose every call reaches a paid API.
+ */
+export interface RouteRateLimit {
+  bucket: string;
+  perMinute: number;
+  /** What is counted; the caller's IP when omitted. */
+  key?: (request: FastifyRequest) => string;
+}
+
 /** Consumes one request for `key`; throws 429 RATE_LIMITED with Retry-After when over. */
-export async function consumeRequest(limiters: Limiters, key: string): Promise<Record<string, string>> {
+export async function consumeRequest(
+  limiters: Limiters,
+  key: string,
+  route?: RouteRateLimit,
+): Promise<Record<string, string>> {
+  const quota = route?.perMinute ?? limiters.perMinute;
   try {
-    const res = await limiters.requests.consume(key);
-    return rateLimitHeaders(limiters.perMinute, 60, res);
+    const res = await (route ? limiters.bucket(route.bucket, route.perMinute) : limiters.requests).consume(key);
+    return rateLimitHeaders(quota, 60, res);
   } catch (rej) {
     if (rej instanceof RateLimiterRes) {
-      const headers = rateLimitHeaders(limiters.perMinute, 60, rej);
+      const headers = rateLimitHeaders(quota, 60, rej);
       headers['Retry-After'] = String(Math.max(1, Math.ceil(rej.msBeforeNext / 1000)));
       throw new AppError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After', {
         headers,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A small stand-in for Stripe's HTTP API on 127.0.0.1, enough for the calls the
- * service makes through the official SDK (PaymentIntents create/cancel, balance
+ * service makes through the official SDK (PaymentIntents create/update/cancel, balance
  * transactions of a payout). It records every request (path, Authorization,
  * Idempotency-Key, form body) so tests assert what was sent to Stripe, and, like
  * Stripe, answers a repeated idempotency key with the first answer.
@@ -103,6 +103,21 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       }
       intent.status = 'canceled';
       intent.cancellation_reason = r.form.cancellation_reason ?? null;
+      return { status: 200, body: intent };
+    }
+    const update = /^\/v1\/payment_intents\/([^/]+)$/.exec(r.path);
+    if (r.method === 'POST' && update) {
+      const intent = state.intents.get(update[1] as string);
+      if (!intent) return stripeError(404, 'invalid_request_error', 'No such payment_intent', 'resource_missing');
+      if (intent.status !== 'requires_payment_method') {
+        return stripeError(
+          400,
+          'invalid_request_error',
+          `This PaymentIntent's amount could not be updated because it has a status of ${intent.status}.`,
+          'payment_intent_unexpected_state',
+        );
+      }
+      if (r.form.amount !== undefined) intent.amount = Number(r.form.amount);
       return { status: 200, body: intent };
     }
     if (r.method === 'GET' && r.path === '/v1/balance_transactions') {

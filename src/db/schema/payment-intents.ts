@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, date, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { invoices, payments } from './billing.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
@@ -26,8 +27,12 @@ export const paymentIntents = pgTable(
     currency: text('currency').notNull(),
     /** requires_payment_method | processing | succeeded | canceled */
     status: text('status').notNull(),
-    /** Stripe's PaymentIntent id (pi_…). */
-    processorIntentId: text('processor_intent_id').notNull(),
+    /**
+     * Stripe's PaymentIntent id (pi_…). Null only while a portal intent is being created
+     * at Stripe: the row reserves the invoice's one open portal intent first (see the
+     * partial unique index), and is filled in once Stripe answered.
+     */
+    processorIntentId: text('processor_intent_id'),
     /** What the browser confirms the card payment with (Stripe.js). */
     clientSecret: text('client_secret'),
     /** API | PORTAL */
@@ -46,6 +51,12 @@ export const paymentIntents = pgTable(
     index('payment_intents_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt, t.id),
     index('payment_intents_org_status_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     uniqueIndex('payment_intents_org_processor_uq').on(t.organizationId, t.processorIntentId),
+    // At most one open portal intent per invoice: concurrent pay calls from the link converge on it.
+    uniqueIndex('payment_intents_portal_open_uq')
+      .on(t.organizationId, t.invoiceId)
+      .where(sql`source = 'PORTAL' AND status IN ('requires_payment_method', 'processing')`),
+    // The sweep that cancels open intents of invoices closed otherwise (cash, check, void, write-off).
+    index('payment_intents_open_idx').on(t.updatedAt).where(sql`status = 'requires_payment_method'`),
   ],
 );
 
@@ -94,4 +105,20 @@ export const depositPayments = pgTable(
     uniqueIndex('deposit_payments_org_payment_uq').on(t.organizationId, t.paymentId),
     index('deposit_payments_org_deposit_idx').on(t.organizationId, t.depositId),
   ],
+);
+
+/**
+ * Payouts Stripe reported failed (`payout.failed`, the bank returned the money). Kept so
+ * that a `payout.paid` of the same payout arriving later (Stripe does not guarantee
+ * order) records no deposit: a failed payout is final at Stripe.
+ */
+export const failedPayouts = pgTable(
+  'failed_payouts',
+  {
+    organizationId: organizationId(),
+    processorPayoutId: text('processor_payout_id').notNull(),
+    failureCode: text('failure_code'),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.processorPayoutId] })],
 );

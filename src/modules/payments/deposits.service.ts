@@ -1,7 +1,7 @@
 import { and, asc, eq, gte, inArray, isNull, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import { sqlStateOf } from '../../db/pg-errors.js';
-import { depositPayments, deposits, invoices, payments } from '../../db/schema/index.js';
+import { depositPayments, deposits, failedPayouts, invoices, payments } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -14,8 +14,8 @@ import type { PaymentMethod } from '../invoices/invoices.schemas.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { DEPOSITABLE_METHODS, type DepositOrigin } from './payment-intents.states.js';
 import type { PaymentOrigin } from './payments.states.js';
-import type { StripeOutcome } from './payments.stripe.js';
-import { type StripeDeps, stripeAmountToCents, stripeClient } from './stripe-client.js';
+import { checkCurrency, type StripeOutcome } from './payments.stripe.js';
+import { type StripeDeps, stripeAmountToCents, stripeClient, stripeKeyOrNull } from './stripe-client.js';
 
 type DepositRow = typeof deposits.$inferSelect;
 type PaymentRow = typeof payments.$inferSelect;
@@ -185,71 +185,84 @@ export async function createDeposit(ctx: Ctx, input: DepositInput): Promise<Depo
 }
 
 /**
- * `payout.paid`: Stripe moved money to the bank. The payout becomes a deposit (once per
- * payout id), then the card payments it carried are matched through Stripe's balance
- * transactions of that payout. If Stripe cannot be asked (no key, an error), the deposit
- * stays unmatched and shows in the reconciliation report; a replay of the event tries
- * the matching again.
+ * Serialises the events of one payout (`payout.paid` and `payout.failed` may arrive at
+ * once): each takes this transaction-level lock before it reads or writes the payout.
  */
-export async function recordPayout(
-  ctx: Ctx,
-  payout: Stripe.Payout,
-  deps: StripeDeps,
-  stripeKey: (ctx: Ctx) => Promise<string | null>,
-  currencyOk: (currency: unknown) => void,
-): Promise<StripeOutcome> {
-  currencyOk(payout.currency);
-  const amountCents = stripeAmountToCents(payout.amount, payout.currency, 'data.object.amount');
-  const { timezone } = await getOrgSettings(ctx);
-  const arrival = typeof payout.arrival_date === 'number' ? new Date(payout.arrival_date * 1000) : new Date();
-  const inserted = await ctx.tx
-    .insert(deposits)
-    .values({
-      id: newId('dep'),
-      organizationId: ctx.organizationId,
-      depositDate: today(timezone, arrival),
-      reference: payout.statement_descriptor ?? payout.description ?? null,
-      amountCents,
-      origin: 'STRIPE_PAYOUT',
-      processorPayoutId: payout.id,
-      createdAt: new Date(),
-    })
-    .onConflictDoNothing()
-    .returning();
-  let deposit = inserted[0];
-  const fresh = deposit !== undefined;
-  if (!deposit) {
-    [deposit] = await ctx.tx
-      .select()
-      .from(deposits)
-      .where(and(eq(deposits.organizationId, ctx.organizationId), eq(deposits.processorPayoutId, payout.id)))
-      .for('update');
-    if (!deposit) throw new AppError('CONFLICT', `Payout ${payout.id} is being recorded; Stripe retries this event`);
-    const [linked] = await ctx.tx
-      .select({ n: sql<number>`1` })
-      .from(depositPayments)
-      .where(and(eq(depositPayments.organizationId, ctx.organizationId), eq(depositPayments.depositId, deposit.id)))
-      .limit(1);
-    if (linked) return 'duplicate';
-  }
-  const matched = await matchPayout(ctx, deposit, deps, stripeKey);
-  return fresh || matched > 0 ? 'recorded' : 'duplicate';
+async function lockPayout(ctx: Ctx, payoutId: string): Promise<void> {
+  await ctx.tx.execute(
+    sql`SELECT pg_advisory_xact_lock(hashtextextended(${`payout:${ctx.organizationId}:${payoutId}`}, 0))`,
+  );
 }
 
-/** Links the undeposited card payments whose charges this payout carried; returns how many. */
-async function matchPayout(
-  ctx: Ctx,
-  deposit: DepositRow,
-  deps: StripeDeps,
-  stripeKey: (ctx: Ctx) => Promise<string | null>,
-): Promise<number> {
-  const key = await stripeKey(ctx);
-  if (!key || !deposit.processorPayoutId) return 0;
+async function payoutFailedBefore(ctx: Ctx, payoutId: string): Promise<boolean> {
+  const [row] = await ctx.tx
+    .select({ n: sql<number>`1` })
+    .from(failedPayouts)
+    .where(and(eq(failedPayouts.organizationId, ctx.organizationId), eq(failedPayouts.processorPayoutId, payoutId)));
+  return row !== undefined;
+}
+
+async function depositOfPayout(ctx: Ctx, payoutId: string, lock: boolean): Promise<DepositRow | undefined> {
+  const query = ctx.tx
+    .select()
+    .from(deposits)
+    .where(and(eq(deposits.organizationId, ctx.organizationId), eq(deposits.processorPayoutId, payoutId)));
+  const [row] = lock ? await query.for('update') : await query;
+  return row;
+}
+
+async function holdsPayments(ctx: Ctx, depositId: string): Promise<boolean> {
+  const [linked] = await ctx.tx
+    .select({ n: sql<number>`1` })
+    .from(depositPayments)
+    .where(and(eq(depositPayments.organizationId, ctx.organizationId), eq(depositPayments.depositId, depositId)))
+    .limit(1);
+  return linked !== undefined;
+}
+
+/** What `payout.paid` needs before Stripe is asked: the deposit to record, and the key to ask with. */
+export interface PayoutPlan {
+  /** Set when there is nothing to do: the payout failed, or its deposit is recorded and matched. */
+  done?: StripeOutcome;
+  amountCents: number;
+  depositDate: string;
+  /** The organization's Stripe key; null when none is set (the deposit is recorded unmatched). */
+  key: string | null;
+}
+
+/**
+ * `payout.paid`, step 1 (a short read-only transaction): the settings are read once, the
+ * currency and amount checked, and a payout already failed or already matched is done
+ * without calling Stripe.
+ */
+export async function planPayout(ctx: Ctx, payout: Stripe.Payout, deps: StripeDeps): Promise<PayoutPlan> {
+  const settings = await getOrgSettings(ctx);
+  checkCurrency(payout.currency, settings.currency, 'data.object.currency');
+  const amountCents = stripeAmountToCents(payout.amount, payout.currency, 'data.object.amount');
+  const arrival = typeof payout.arrival_date === 'number' ? new Date(payout.arrival_date * 1000) : new Date();
+  const plan: PayoutPlan = { amountCents, depositDate: today(settings.timezone, arrival), key: null };
+  if (await payoutFailedBefore(ctx, payout.id)) return { ...plan, done: 'duplicate' };
+  const recorded = await depositOfPayout(ctx, payout.id, false);
+  if (recorded && (await holdsPayments(ctx, recorded.id))) return { ...plan, done: 'duplicate' };
+  return { ...plan, key: stripeKeyOrNull(settings, deps.box) };
+}
+
+/**
+ * `payout.paid`, step 2 (outside any transaction): the PaymentIntent ids of the charges
+ * the payout carried, paged through Stripe's balance transactions of that payout. Null
+ * when Stripe cannot be asked (no key, an error): the deposit is then recorded unmatched
+ * and shows in the reconciliation report; a replay of the event tries the matching again.
+ */
+export async function payoutIntentIds(
+  payoutId: string,
+  key: string | null,
+  api: StripeDeps['api'],
+): Promise<string[] | null> {
+  if (!key) return null;
   const intentIds = new Set<string>();
   try {
-    const stripe = stripeClient(key, deps.api);
-    for await (const txn of stripe.balanceTransactions.list({
-      payout: deposit.processorPayoutId,
+    for await (const txn of stripeClient(key, api).balanceTransactions.list({
+      payout: payoutId,
       expand: ['data.source'],
       limit: 100,
     })) {
@@ -262,13 +275,53 @@ async function matchPayout(
       if (intentIds.size > 10_000) break;
     }
   } catch {
-    return 0;
+    return null;
   }
-  if (intentIds.size === 0) return 0;
+  return [...intentIds];
+}
+
+/**
+ * `payout.paid`, step 3 (one short transaction): the payout becomes a deposit (once per
+ * payout id) holding the undeposited card payments whose intents Stripe listed. A payout
+ * whose `payout.failed` came first records nothing: a failed payout is final at Stripe.
+ */
+export async function recordPayout(
+  ctx: Ctx,
+  payout: Stripe.Payout,
+  plan: PayoutPlan,
+  intentIds: string[] | null,
+): Promise<StripeOutcome> {
+  await lockPayout(ctx, payout.id);
+  if (await payoutFailedBefore(ctx, payout.id)) return 'duplicate';
+  const inserted = await ctx.tx
+    .insert(deposits)
+    .values({
+      id: newId('dep'),
+      organizationId: ctx.organizationId,
+      depositDate: plan.depositDate,
+      reference: payout.statement_descriptor ?? payout.description ?? null,
+      amountCents: plan.amountCents,
+      origin: 'STRIPE_PAYOUT',
+      processorPayoutId: payout.id,
+      createdAt: new Date(),
+    })
+    .onConflictDoNothing()
+    .returning();
+  const deposit = inserted[0] ?? (await depositOfPayout(ctx, payout.id, true));
+  if (!deposit) throw new AppError('CONFLICT', `Payout ${payout.id} is being recorded; Stripe retries this event`);
+  const fresh = inserted[0] !== undefined;
+  if (!fresh && (await holdsPayments(ctx, deposit.id))) return 'duplicate';
+  const matched = intentIds ? await linkPayoutPayments(ctx, deposit, intentIds) : 0;
+  return fresh || matched > 0 ? 'recorded' : 'duplicate';
+}
+
+/** Links the undeposited card payments of these PaymentIntents to the payout's deposit; returns how many. */
+async function linkPayoutPayments(ctx: Ctx, deposit: DepositRow, intentIds: string[]): Promise<number> {
+  if (intentIds.length === 0) return 0;
   const found = await ctx.tx
     .select()
     .from(payments)
-    .where(and(eq(payments.organizationId, ctx.organizationId), inArray(payments.processorPaymentId, [...intentIds])))
+    .where(and(eq(payments.organizationId, ctx.organizationId), inArray(payments.processorPaymentId, intentIds)))
     .orderBy(asc(payments.id))
     .for('update');
   if (found.length === 0) return 0;
@@ -288,10 +341,21 @@ async function matchPayout(
 }
 
 /**
- * `payout.failed`: the bank returned a payout Stripe had reported paid. Its deposit goes
- * (its card payments show as undeposited again); a payout never recorded changes nothing.
+ * `payout.failed`: the bank returned the payout (or Stripe could not pay it out). Its
+ * deposit goes (its card payments show as undeposited again), and the failure is
+ * remembered, so a `payout.paid` of this payout arriving later records nothing.
  */
 export async function payoutFailed(ctx: Ctx, payout: Stripe.Payout): Promise<StripeOutcome> {
+  await lockPayout(ctx, payout.id);
+  const remembered = await ctx.tx
+    .insert(failedPayouts)
+    .values({
+      organizationId: ctx.organizationId,
+      processorPayoutId: payout.id,
+      failureCode: payout.failure_code ?? null,
+    })
+    .onConflictDoNothing()
+    .returning({ id: failedPayouts.processorPayoutId });
   const removed = await ctx.tx
     .delete(deposits)
     .where(
@@ -302,7 +366,7 @@ export async function payoutFailed(ctx: Ctx, payout: Stripe.Payout): Promise<Str
       ),
     )
     .returning({ id: deposits.id });
-  return removed.length > 0 ? 'recorded' : 'duplicate';
+  return removed.length > 0 || remembered.length > 0 ? 'recorded' : 'duplicate';
 }
 
 export interface ReconciliationQuery {
@@ -321,7 +385,7 @@ export const REPORT_PAYMENT_LIMIT = 1000;
  * from..to) with the money the bank got, the payments they hold and the difference
  * (a payout's Stripe fees, a miscounted run). Unmatched payouts: payouts holding no payment.
  */
-export async function reconciliation(ctx: Ctx, q: ReconciliationQuery) {
+export async function reconciliation(ctx: Ctx, q: ReconciliationQuery, listLimit = REPORT_PAYMENT_LIMIT) {
   const { from, to } = await dateBounds(ctx, q);
   const paymentWhere: SQL[] = [
     eq(payments.organizationId, ctx.organizationId),
@@ -334,16 +398,28 @@ export async function reconciliation(ctx: Ctx, q: ReconciliationQuery) {
   ];
   if (from !== undefined) paymentWhere.push(gte(payments.paymentDate, from));
   if (to !== undefined) paymentWhere.push(lte(payments.paymentDate, to));
+  const undepositedCents = sql<number>`${payments.amountCents} - ${payments.refundedCents}`;
+  const depositLink = and(
+    eq(depositPayments.organizationId, payments.organizationId),
+    eq(depositPayments.paymentId, payments.id),
+  );
+  // The list is capped in SQL; the count and the total cover every undeposited payment.
   const undeposited = await ctx.tx
     .select({ payment: payments, invoiceNumber: invoices.invoiceNumber, customerId: invoices.customerId })
     .from(payments)
     .innerJoin(invoices, and(eq(invoices.organizationId, payments.organizationId), eq(invoices.id, payments.invoiceId)))
-    .leftJoin(
-      depositPayments,
-      and(eq(depositPayments.organizationId, payments.organizationId), eq(depositPayments.paymentId, payments.id)),
-    )
+    .leftJoin(depositPayments, depositLink)
     .where(and(...paymentWhere))
-    .orderBy(asc(payments.paymentDate), asc(payments.createdAt), asc(payments.id));
+    .orderBy(asc(payments.paymentDate), asc(payments.createdAt), asc(payments.id))
+    .limit(listLimit);
+  const [summary] = await ctx.tx
+    .select({
+      count: sql<string | number>`count(*)`,
+      cents: sql<string | number>`coalesce(sum(${undepositedCents}), 0)`,
+    })
+    .from(payments)
+    .leftJoin(depositPayments, depositLink)
+    .where(and(...paymentWhere));
 
   const depositWhere: SQL[] = [eq(deposits.organizationId, ctx.organizationId)];
   if (from !== undefined) depositWhere.push(gte(deposits.depositDate, from));
@@ -359,27 +435,24 @@ export async function reconciliation(ctx: Ctx, q: ReconciliationQuery) {
   );
   const views = depositRows.map((d) => depositView(d, totals.get(d.id) as DepositTotals));
 
-  const undepositedCents = (p: PaymentRow) => p.amountCents - p.refundedCents;
   return {
     from: from ?? null,
     to: to ?? null,
-    undepositedPayments: undeposited
-      .slice(0, REPORT_PAYMENT_LIMIT)
-      .map(({ payment: p, invoiceNumber, customerId }) => ({
-        id: p.id,
-        invoiceId: p.invoiceId,
-        invoiceNumber,
-        customerId,
-        paymentDate: p.paymentDate,
-        method: p.method as PaymentMethod,
-        origin: p.origin as PaymentOrigin,
-        reference: p.reference,
-        processorPaymentId: p.processorPaymentId,
-        amount: fromCents(p.amountCents),
-        undepositedAmount: fromCents(undepositedCents(p)),
-      })),
-    undepositedCount: undeposited.length,
-    undepositedTotal: fromCents(undeposited.reduce((s, r) => s + undepositedCents(r.payment), 0)),
+    undepositedPayments: undeposited.map(({ payment: p, invoiceNumber, customerId }) => ({
+      id: p.id,
+      invoiceId: p.invoiceId,
+      invoiceNumber,
+      customerId,
+      paymentDate: p.paymentDate,
+      method: p.method as PaymentMethod,
+      origin: p.origin as PaymentOrigin,
+      reference: p.reference,
+      processorPaymentId: p.processorPaymentId,
+      amount: fromCents(p.amountCents),
+      undepositedAmount: fromCents(p.amountCents - p.refundedCents),
+    })),
+    undepositedCount: Number(summary?.count ?? 0),
+    undepositedTotal: fromCents(Number(summary?.cents ?? 0)),
     deposits: views,
     depositedTotal: fromCents(depositRows.reduce((s, d) => s + d.amountCents, 0)),
     unmatchedPayouts: views.filter((d) => d.origin === 'STRIPE_PAYOUT' && d.paymentIds.length === 0),

@@ -51,7 +51,7 @@ export default async function paymentIntentRoutes(fastify: FastifyInstance, opts
       },
     },
     async (request, reply) => {
-      const data = await createIntent(runner(request), opts.stripe, request.body, 'API');
+      const data = await createIntent(runner(request), opts.stripe, request.body);
       return reply.code(201).send({ data });
     },
   );

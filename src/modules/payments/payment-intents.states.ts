@@ -28,6 +28,12 @@ export const intentMachine = stateMachine<IntentStatus, IntentAction>('payment i
   canceled: { succeed: 'succeeded' },
 });
 
+/** Intents the customer can still pay (or is paying): the invoice holds at most one such portal intent. */
+export const OPEN_INTENT_STATUSES = [
+  'requires_payment_method',
+  'processing',
+] as const satisfies readonly IntentStatus[];
+
 /** The invoice statuses a card payment can be started on (a draft is not sent yet; paid, void, written off are closed). */
 export const PAYABLE_INVOICE_STATUSES: ReadonlySet<string> = new Set(['sent', 'partially_paid', 'overdue']);
 

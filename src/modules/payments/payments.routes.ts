@@ -1,6 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { SecretBox } from '../../delivery/secrets.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { Envelope, IdParams } from '../../platform/schemas.js';
@@ -18,7 +17,7 @@ import {
 } from './payments.schemas.js';
 import { getPayment, listPayments, refundThroughApi } from './payments.service.js';
 import { stripeSecretOfOrganization, verifiedStripeEvent } from './payments.stripe.js';
-import type { StripeDeps } from './stripe-client.js';
+import { type StripeDeps, stripeDeps } from './stripe-client.js';
 import { applyStripeEvent, HANDLED_STRIPE_EVENTS } from './stripe-events.js';
 
 export default async function paymentRoutes(fastify: FastifyInstance) {
@@ -85,7 +84,7 @@ export default async function paymentRoutes(fastify: FastifyInstance) {
     },
   );
 
-  const stripe: StripeDeps = { box: new SecretBox(config.authSecret), api: config.stripeApi };
+  const stripe = stripeDeps(config);
   await app.register(paymentIntentRoutes, { stripe });
   await app.register(depositRoutes);
   await app.register(stripeEventRoute, { stripe });
@@ -116,7 +115,7 @@ async function stripeEventRoute(fastify: FastifyInstance, opts: { stripe: Stripe
         description:
           'Point a Stripe webhook endpoint at this URL. The body is the Stripe Event JSON exactly as Stripe sent it. ' +
           `Handled (one handler per type): ${HANDLED_STRIPE_EVENTS.join(', ')}. ` +
-          'payment_intent.succeeded records the payment once and marks the payment intent succeeded, whatever order events arrive in; processing, payment_failed and canceled move the intent; payout.paid records a deposit and matches the card payments of the payout; payout.failed (a returned payout) removes it. ' +
+          'payment_intent.succeeded records the payment once and marks the payment intent succeeded, whatever order events arrive in; processing, payment_failed and canceled move the intent; payout.paid records a deposit and matches the card payments of the payout (Stripe is asked outside any transaction); payout.failed (a returned payout) removes it and is remembered, so a later payout.paid of that payout records nothing. ' +
           'A bad or stale signature, a currency other than the organization’s, a missing or unknown metadata.invoiceId → 400 with nothing written. ' +
           'Replays answer 200 with outcome duplicate; other event types 200 with outcome ignored. ' +
           'A refund whose payment has not arrived yet → 409 (Stripe retries it).',
@@ -131,8 +130,10 @@ async function stripeEventRoute(fastify: FastifyInstance, opts: { stripe: Stripe
       const raw = typeof request.body === 'string' ? request.body : '';
       const signature = request.headers['stripe-signature'];
       const event = verifiedStripeEvent(raw, Array.isArray(signature) ? signature[0] : signature, secret);
-      const outcome = await inTenant(database.db, organizationId, systemActor('stripe'), (ctx) =>
-        applyStripeEvent(ctx, event, opts.stripe),
+      const outcome = await applyStripeEvent(
+        event,
+        (fn) => inTenant(database.db, organizationId, systemActor('stripe'), fn),
+        opts.stripe,
       );
       return { data: { received: true as const, outcome } };
     },

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import type { Config } from '../../config.js';
-import type { SecretBox } from '../../delivery/secrets.js';
+import { SecretBox } from '../../delivery/secrets.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import type { OrgSettings } from '../settings/settings.service.js';
 
@@ -13,15 +13,34 @@ export interface StripeDeps {
 export const STRIPE_NOT_CONFIGURED =
   'Stripe is not configured for this organization: an owner or admin sets the secret API key with PATCH /api/settings {"stripeSecretKey": "sk_live_…"} (and stripeWebhookSecret for the endpoint POST /api/payments/stripe/{organizationId})';
 
-/** The organization's Stripe secret key, or 409 INVALID_STATE saying how to set it. */
-export function stripeKeyOf(settings: OrgSettings, box: SecretBox): string {
-  if (!settings.stripeSecretKeySealed) throw invalidState(STRIPE_NOT_CONFIGURED);
+const depsByConfig = new WeakMap<Config, StripeDeps>();
+
+/** The one StripeDeps of a running app (the payments and portal routes share it). */
+export function stripeDeps(config: Config): StripeDeps {
+  let deps = depsByConfig.get(config);
+  if (!deps) {
+    deps = { box: new SecretBox(config.authSecret), api: config.stripeApi };
+    depsByConfig.set(config, deps);
+  }
+  return deps;
+}
+
+/** The organization's Stripe secret key, or null when none is usable. */
+export function stripeKeyOrNull(settings: OrgSettings, box: SecretBox): string | null {
+  if (!settings.stripeSecretKeySealed) return null;
   try {
     return box.open(settings.stripeSecretKeySealed);
   } catch {
     // Sealed under another AUTH_SECRET: as good as unset until an admin sets it again.
-    throw invalidState(STRIPE_NOT_CONFIGURED);
+    return null;
   }
+}
+
+/** The organization's Stripe secret key, or 409 INVALID_STATE saying how to set it. */
+export function stripeKeyOf(settings: OrgSettings, box: SecretBox): string {
+  const key = stripeKeyOrNull(settings, box);
+  if (key === null) throw invalidState(STRIPE_NOT_CONFIGURED);
+  return key;
 }
 
 /** The official SDK, with the organization's key; `api` (STRIPE_API_BASE) only moves where it calls. */

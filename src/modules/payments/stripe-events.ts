@@ -1,36 +1,45 @@
 import type Stripe from 'stripe';
 import type { Ctx } from '../../platform/tenancy.js';
-import { getOrgSettings } from '../settings/settings.service.js';
-import { payoutFailed, recordPayout } from './deposits.service.js';
-import { moveIntentByEvent } from './payment-intents.service.js';
+import { payoutFailed, payoutIntentIds, planPayout, recordPayout } from './deposits.service.js';
+import { moveIntentByEvent, type TenantRunner } from './payment-intents.service.js';
 import type { IntentAction } from './payment-intents.states.js';
-import { checkCurrency, idOf, paymentIntentSucceeded, type StripeOutcome, stripeRefunds } from './payments.stripe.js';
+import { idOf, paymentIntentSucceeded, type StripeOutcome, stripeRefunds } from './payments.stripe.js';
 import type { StripeDeps } from './stripe-client.js';
 
-/** One handler per Stripe event type; each runs inside the organization's transaction. */
-export type StripeEventHandler = (ctx: Ctx, event: Stripe.Event, deps: StripeDeps) => Promise<StripeOutcome>;
+/**
+ * One handler per Stripe event type. `run` opens a transaction in the organization;
+ * a handler that must ask Stripe does so between transactions, never inside one.
+ */
+export type StripeEventHandler = (event: Stripe.Event, run: TenantRunner, deps: StripeDeps) => Promise<StripeOutcome>;
+
+/** A handler whose whole work is one transaction: the event is recorded, or nothing. */
+const inOneTransaction =
+  (fn: (ctx: Ctx, event: Stripe.Event) => Promise<StripeOutcome>): StripeEventHandler =>
+  (event, run) =>
+    run((ctx) => fn(ctx, event));
 
 /** An intent event that only moves our intent (no money): unknown intents (made elsewhere) are ignored. */
-const moveIntent =
-  (action: IntentAction): StripeEventHandler =>
-  async (ctx, event) => {
+const moveIntent = (action: IntentAction): StripeEventHandler =>
+  inOneTransaction(async (ctx, event) => {
     const intent = event.data.object as Stripe.PaymentIntent;
     const lastError = action === 'fail' ? (intent.last_payment_error?.message ?? 'The payment failed') : undefined;
     const moved = await moveIntentByEvent(ctx, intent.id, action, event.created, {
       ...(lastError !== undefined ? { lastError } : {}),
     });
     return moved ? 'recorded' : 'duplicate';
-  };
+  });
 
-/** The organization's Stripe key for calls an event needs (payout matching); null when not set. */
-const keyOf = (deps: StripeDeps) => async (ctx: Ctx) => {
-  const settings = await getOrgSettings(ctx);
-  if (!settings.stripeSecretKeySealed) return null;
-  try {
-    return deps.box.open(settings.stripeSecretKeySealed);
-  } catch {
-    return null;
-  }
+/**
+ * `payout.paid`: the settings are read and the payout checked in a short transaction,
+ * Stripe's balance transactions of the payout are paged outside any transaction, and
+ * one short transaction records the deposit with the payments it matched.
+ */
+const payoutPaid: StripeEventHandler = async (event, run, deps) => {
+  const payout = event.data.object as Stripe.Payout;
+  const plan = await run((ctx) => planPayout(ctx, payout, deps));
+  if (plan.done) return plan.done;
+  const intentIds = await payoutIntentIds(payout.id, plan.key, deps.api);
+  return run((ctx) => recordPayout(ctx, payout, plan, intentIds));
 };
 
 /**
@@ -41,41 +50,39 @@ const keyOf = (deps: StripeDeps) => async (ctx: Ctx) => {
 export const STRIPE_EVENT_HANDLERS: ReadonlyMap<string, StripeEventHandler> = new Map<string, StripeEventHandler>([
   [
     'payment_intent.succeeded',
-    (ctx, event) => paymentIntentSucceeded(ctx, event.data.object as Stripe.PaymentIntent, event.created),
+    inOneTransaction((ctx, event) =>
+      paymentIntentSucceeded(ctx, event.data.object as Stripe.PaymentIntent, event.created),
+    ),
   ],
   ['payment_intent.processing', moveIntent('process')],
   ['payment_intent.payment_failed', moveIntent('fail')],
   ['payment_intent.canceled', moveIntent('cancel')],
   [
     'charge.refunded',
-    (ctx, event) => {
+    inOneTransaction((ctx, event) => {
       const charge = event.data.object as Stripe.Charge;
       return stripeRefunds(ctx, idOf(charge.payment_intent), charge.refunds?.data ?? [], 'data.object.payment_intent');
-    },
+    }),
   ],
   [
     'refund.created',
-    (ctx, event) => {
+    inOneTransaction((ctx, event) => {
       const refund = event.data.object as Stripe.Refund;
       return stripeRefunds(ctx, idOf(refund.payment_intent), [refund], 'data.object.payment_intent');
-    },
+    }),
   ],
-  [
-    'payout.paid',
-    async (ctx, event, deps) => {
-      const { currency } = await getOrgSettings(ctx);
-      return recordPayout(ctx, event.data.object as Stripe.Payout, deps, keyOf(deps), (c) =>
-        checkCurrency(c, currency, 'data.object.currency'),
-      );
-    },
-  ],
-  ['payout.failed', (ctx, event) => payoutFailed(ctx, event.data.object as Stripe.Payout)],
+  ['payout.paid', payoutPaid],
+  ['payout.failed', inOneTransaction((ctx, event) => payoutFailed(ctx, event.data.object as Stripe.Payout))],
 ]);
 
-/** Runs inside the organization's transaction: the whole event is recorded, or nothing. */
-export async function applyStripeEvent(ctx: Ctx, event: Stripe.Event, deps: StripeDeps): Promise<StripeOutcome> {
+/** Applies a verified event in its organization (`run`): the whole event is recorded, or nothing. */
+export async function applyStripeEvent(
+  event: Stripe.Event,
+  run: TenantRunner,
+  deps: StripeDeps,
+): Promise<StripeOutcome> {
   const handler = STRIPE_EVENT_HANDLERS.get(event.type);
-  return handler ? handler(ctx, event, deps) : 'ignored';
+  return handler ? handler(event, run, deps) : 'ignored';
 }
 
 /** The handled types, for the endpoint's documentation. */

@@ -1,13 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { SecretBox } from '../../delivery/secrets.js';
 import { notFound } from '../../platform/errors.js';
 import { Envelope } from '../../platform/schemas.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schemas.js';
-import { createIntent } from '../payments/payment-intents.service.js';
+import { payFromPortal } from '../payments/payment-intents.service.js';
+import { stripeDeps } from '../payments/stripe-client.js';
 import { portalHandlers } from './portal.handlers.js';
 import { resolvePortalToken } from './portal.service.js';
 
@@ -29,6 +29,10 @@ const ActionBody = Type.Optional(
   ),
 );
 
+/** Pay calls per link and minute (each may create or change a PaymentIntent at Stripe). */
+export const PORTAL_PAY_PER_MINUTE = 10;
+const tokenKey = (request: FastifyRequest) => `link:${(request.params as { token?: string }).token ?? ''}`;
+
 /**
  * The customer portal: no session, the token in the emailed link is the credential.
  * Every call runs inside the token's organization, as that organization.
@@ -37,7 +41,7 @@ export default async function portalRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database, config } = app.deps;
   const tags = ['portal'];
-  const stripe = { box: new SecretBox(config.authSecret), api: config.stripeApi };
+  const stripe = stripeDeps(config);
   const meta = (ip: string, ua: string | undefined) => ({ ip, userAgent: ua ?? '' });
 
   app.get(
@@ -95,13 +99,17 @@ export default async function portalRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/portal/:token/pay',
     {
-      config: { access: 'public' },
+      // Each call may reach Stripe, and the link is all a caller needs: a budget per link, below the per-IP one.
+      config: {
+        access: 'public',
+        rateLimit: { bucket: 'portal-pay', perMinute: PORTAL_PAY_PER_MINUTE, key: tokenKey },
+      },
       schema: {
         tags,
         summary: 'Pay the linked invoice by card: a Stripe payment intent (amount defaults to the balance)',
         description:
-          "No session: the link's token is the credential. Creates a Stripe PaymentIntent as POST /api/payments/intents does (source PORTAL); hand clientSecret to Stripe.js. Coming back to the link for the same amount answers the intent already started while it waits for payment (one PaymentIntent per checkout). " +
-          'A link to an estimate or contract, an unknown or expired token → 404; a draft, paid or void invoice → 409; an amount above the balance → 400; the organization without Stripe configured → 409.',
+          "No session: the link's token is the credential. Creates a Stripe PaymentIntent as POST /api/payments/intents does (source PORTAL); hand clientSecret to Stripe.js. An invoice has at most one open portal intent: coming back (or several calls at once) for the same amount answers that intent, and another amount changes its amount at Stripe (one PaymentIntent per checkout). " +
+          `A link to an estimate or contract, an unknown or expired token → 404; a draft, paid or void invoice → 409; an amount above the balance → 400; another amount while a payment is processing → 409; the organization without Stripe configured → 409; more than ${PORTAL_PAY_PER_MINUTE} calls a minute on one link → 429.`,
         security: [],
         params: TokenParams,
         body: PortalPayBody,
@@ -112,11 +120,11 @@ export default async function portalRoutes(fastify: FastifyInstance) {
       const target = await resolvePortalToken(database.db, request.params.token);
       if (target.documentType !== 'invoice') throw notFound('Invoice');
       const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
-      const data = await createIntent(
+      const data = await payFromPortal(
         (fn) => inTenant(database.db, target.organizationId, actor, fn),
         stripe,
-        { invoiceId: target.documentId, amount: request.body?.amount },
-        'PORTAL',
+        target.documentId,
+        request.body?.amount,
       );
       return reply.code(201).send({ data });
     },
