@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, eventsOf, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { createCustomer, eventsOf, line } from './factories.js';
 
 /*
  * Real concurrency on PostgreSQL (requests overlap across a pool of connections);

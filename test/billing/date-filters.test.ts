@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { createCustomer, line } from './factories.js';
 
 /*
  * invoiceDate is a calendar date, so a date-only bound compares dates; a

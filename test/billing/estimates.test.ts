@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpiredEstimates, sweepOverdueInvoices } from '../../src/modules/billing/billing.tasks.js';
+import { createCustomer, createProperty, eventsDuring, eventsOf, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { createCustomer, createProperty, eventsDuring, eventsOf, line } from './factories.js';
 
 describe('estimates', () => {
   let h: Harness;

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { today } from '../../src/platform/dates.js';
-import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import {
   createCustomer,
   createProperty,
@@ -9,7 +8,8 @@ import {
   eventsOf,
   line,
   setSettings,
-} from './factories.js';
+} from '../factories.js';
+import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
 describe('invoices', () => {
   let h: Harness;

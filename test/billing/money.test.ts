@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finish } from '../../src/modules/billing/line-items.js';
+import { createCustomer, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { createCustomer, setSettings } from './factories.js';
 
 /*
  * Property-based checks of document arithmetic against an independent reference

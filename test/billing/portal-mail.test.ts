@@ -1,7 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portalTokens } from '../../src/db/schema/index.js';
-import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import {
   createCustomer,
   deliverMail,
@@ -12,7 +11,8 @@ import {
   type ReceivedMail,
   setSettings,
   startSmtp,
-} from './factories.js';
+} from '../factories.js';
+import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
 describe('sending, mail over SMTP and the customer portal', () => {
   let h: Harness;

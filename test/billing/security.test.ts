@@ -1,5 +1,5 @@
+import { createCustomer, line } from '../factories.js';
 import { routeSecuritySuite } from '../security.js';
-import { createCustomer, line } from './factories.js';
 
 routeSecuritySuite('invoices and estimates', async (h, owner) => {
   const c = await createCustomer(h, owner);

@@ -15,8 +15,8 @@ import {
   TRIGGER_EVENT,
 } from '../../src/modules/invoices/invoices.transitions.js';
 import { next } from '../../src/platform/state-machine.js';
+import { createCustomer, type EventRow, eventsOf, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { createCustomer, type EventRow, eventsOf, line } from './factories.js';
 
 /*
  * Every (status, trigger) pair of both transition tables, driven through the API

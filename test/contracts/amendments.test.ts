@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractActivity, contracts } from '../../src/db/schema/index.js';
+import { createCustomer, createProperty, eventsOf } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { eventsOf, makeCustomer, makeProperty } from '../jobs/factories.js';
 
 /*
  * Spec 3.4: "signed contracts cannot be edited (changes require a new contract or an
@@ -13,15 +13,15 @@ import { eventsOf, makeCustomer, makeProperty } from '../jobs/factories.js';
 describe('contract amendments', () => {
   let h: Harness;
   let owner: TestUser;
-  let customer: Awaited<ReturnType<typeof makeCustomer>>;
+  let customer: Awaited<ReturnType<typeof createCustomer>>;
   let propertyId: string;
   let templateId: string;
 
   beforeAll(async () => {
     h = await createHarness();
     owner = await newTenant(h, { name: 'Green Acres LLC', timezone: 'America/Chicago' });
-    customer = await makeCustomer(h, owner, { firstName: 'Dana', lastName: 'Reyes', email: 'dana@example.com' });
-    propertyId = (await makeProperty(h, owner, customer.id)).id;
+    customer = await createCustomer(h, owner, { firstName: 'Dana', lastName: 'Reyes', email: 'dana@example.com' });
+    propertyId = (await createProperty(h, owner, customer.id)).id;
     const t = await owner.call('POST', '/api/contract-templates', {
       name: 'Seasonal',
       body: '"{{title}}" for {{customer.name}} from {{startDate}} to {{endDate}}. Total: USD {{totalValue}}.',
@@ -237,8 +237,8 @@ describe('contract amendments', () => {
   it('refuses bad overrides with 400 and unknown or foreign ids with 404, writing nothing', async () => {
     const original = await signedContract();
     const other = await newTenant(h, { name: 'Other Org' });
-    const foreignCustomer = await makeCustomer(h, other);
-    const foreignProperty = (await makeProperty(h, other, foreignCustomer.id)).id;
+    const foreignCustomer = await createCustomer(h, other);
+    const foreignProperty = (await createProperty(h, other, foreignCustomer.id)).id;
     const before = await counts();
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ startDate: '2026-12-01' }, 'endDate'], // after the original's endDate

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
 import { contracts } from '../../src/db/schema/index.js';
-import { makeCustomer } from '../jobs/factories.js';
+import { createCustomer } from '../factories.js';
 import { routeSecuritySuite } from '../security.js';
 
 routeSecuritySuite('contracts and contract templates', async (h, owner) => {
-  const customer = await makeCustomer(h, owner);
+  const customer = await createCustomer(h, owner);
   const template = (
     await owner.call('POST', '/api/contract-templates', { name: 'T', body: 'Hi {{customer.name}}' })
   ).json().data;

@@ -4,9 +4,8 @@ import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractActivity, contracts } from '../../src/db/schema/index.js';
 import { activateDueContracts, expireEndedContracts } from '../../src/modules/contracts/contracts.lifecycle.js';
-import { deliverMail } from '../billing/factories.js';
+import { createCustomer, createProperty, deliverMail, eventsOf } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { eventsOf, makeCustomer, makeProperty } from '../jobs/factories.js';
 
 const TEMPLATE =
   'Service agreement "{{title}}" between {{company.name}} and {{customer.name}} <{{customer.email}}>, ' +
@@ -15,20 +14,20 @@ const TEMPLATE =
 describe('contracts', () => {
   let h: Harness;
   let owner: TestUser;
-  let customer: Awaited<ReturnType<typeof makeCustomer>>;
+  let customer: Awaited<ReturnType<typeof createCustomer>>;
   let propertyId: string;
   let templateId: string;
 
   beforeAll(async () => {
     h = await createHarness();
     owner = await newTenant(h, { name: 'Green Acres LLC', timezone: 'America/Chicago' });
-    customer = await makeCustomer(h, owner, {
+    customer = await createCustomer(h, owner, {
       firstName: 'Dana',
       lastName: 'Reyes',
       email: 'dana@example.com',
       additionalEmails: ['office@example.com'],
     });
-    propertyId = (await makeProperty(h, owner, customer.id)).id;
+    propertyId = (await createProperty(h, owner, customer.id)).id;
     const t = await owner.call('POST', '/api/contract-templates', { name: 'Seasonal', body: TEMPLATE });
     expect(t.statusCode).toBe(201);
     templateId = t.json().data.id;
@@ -100,7 +99,7 @@ describe('contracts', () => {
 
   it('refuses bad input with 400, writing nothing and emitting nothing', async () => {
     const other = await newTenant(h, { name: 'Other' });
-    const foreign = await makeCustomer(h, other);
+    const foreign = await createCustomer(h, other);
     const foreignTemplate = (await other.call('POST', '/api/contract-templates', { name: 'F', body: 'x' })).json().data
       .id;
     const base = { title: 'T', customerId: customer.id };
@@ -108,7 +107,7 @@ describe('contracts', () => {
       [{ customerId: customer.id }, 'title'],
       [{ title: 'T' }, 'customerId'],
       [{ ...base, customerId: foreign.id }, 'customerId'],
-      [{ ...base, propertyId: (await makeProperty(h, other, foreign.id)).id }, 'propertyId'],
+      [{ ...base, propertyId: (await createProperty(h, other, foreign.id)).id }, 'propertyId'],
       [{ ...base, templateId: foreignTemplate }, 'templateId'],
       [{ ...base, startDate: '2026-05-01', endDate: '2026-04-30' }, 'endDate'],
       [{ ...base, startDate: '2026-02-30' }, 'startDate'],
@@ -335,7 +334,7 @@ describe('contract analytics', () => {
   });
 
   it('computes the figures of a known data set', async () => {
-    const customer = await makeCustomer(h, owner);
+    const customer = await createCustomer(h, owner);
     const make = async (value: number) =>
       (
         await owner.call('POST', '/api/contracts', {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crews, timeEntries } from '../../src/db/schema/index.js';
+import { countEvents, countRows, createCustomer, insertJob } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { insertJob, makeCustomer } from '../jobs/factories.js';
-import { countEvents, countRows, memberIdOf } from './helpers.js';
+import { memberIdOf } from './helpers.js';
 
 let h: Harness;
 let owner: TestUser;
@@ -20,9 +20,9 @@ beforeAll(async () => {
   other = await newTenant(h, { name: 'Other' });
   ownerMem = await memberIdOf(owner);
   memberMem = await memberIdOf(owner, member);
-  const customer = await makeCustomer(h, owner);
+  const customer = await createCustomer(h, owner);
   jobId = (await insertJob(h, owner, customer.id, 'scheduled')).id;
-  const otherCustomer = await makeCustomer(h, other);
+  const otherCustomer = await createCustomer(h, other);
   otherJobId = (await insertJob(h, other, otherCustomer.id, 'scheduled')).id;
 });
 afterAll(async () => h?.close());
@@ -80,8 +80,8 @@ describe('clock-in and clock-out', () => {
     expect(out.statusCode).toBe(200);
     expect(out.json().data.durationMinutes).toBe(90);
     expect(await countEvents(h, owner.organizationId, 'time_entry.completed')).toBe(eventsBefore + 1);
-    const { eventsOfType } = await import('../jobs/factories.js');
-    const [evt] = (await eventsOfType(h, owner.organizationId, 'time_entry.completed')).slice(-1);
+    const { eventsOf } = await import('../factories.js');
+    const [evt] = (await eventsOf(h, owner.organizationId, 'time_entry.completed')).slice(-1);
     expect(evt?.data).toMatchObject({
       timeEntryId: entry.id,
       memberId: memberMem,

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceTokens, timeEntries } from '../../src/db/schema/index.js';
+import { countEvents, countRows, createCustomer } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, setPlan, type TestUser } from '../harness.js';
-import { makeCustomer } from '../jobs/factories.js';
-import { countEvents, countRows, deviceCaller, memberIdOf } from './helpers.js';
+import { deviceCaller, memberIdOf } from './helpers.js';
 
 let h: Harness;
 let owner: TestUser;
@@ -38,7 +38,7 @@ describe('mobile device tokens', () => {
     expect(list.json().data.map((d: { id: string }) => d.id)).toContain(device.id);
 
     // The "new user" walk-through: clock in to a job, post points, clock out, get time_entry.completed.
-    const customer = await makeCustomer(h, owner);
+    const customer = await createCustomer(h, owner);
     const job = await owner.call('POST', '/api/jobs', { customerId: customer.id, scheduledDate: '2026-05-04' });
     expect((await device.call('GET', `/api/jobs/${job.json().data.id}`)).statusCode).toBe(200);
     const inRes = await device.call('POST', '/api/crew-tracking/clock-in', { jobId: job.json().data.id });

@@ -2,8 +2,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crewLatestLocations, crewLocations } from '../../src/db/schema/index.js';
 import { purgeOldLocations } from '../../src/modules/crew-tracking/locations.tasks.js';
+import { countRows } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { countRows, memberIdOf } from './helpers.js';
+import { memberIdOf } from './helpers.js';
 
 let h: Harness;
 let owner: TestUser;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventsOf } from '../factories.js';
 import { addMember, apiKeyCaller, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { countRows, eventsOf, rawCustomer } from './helpers.js';
+import { customersAndEvents, rawCustomer } from './helpers.js';
 
 const FULL = {
   firstName: ' Ann ',
@@ -70,7 +71,12 @@ describe('customers', () => {
     });
     const after = await eventsOf(h, owner.organizationId);
     expect(after).toHaveLength(before.length + 1);
-    expect(after.at(-1)).toEqual({ type: 'customer.created', data: { customerId: c.id, customer: c } });
+    expect(after.at(-1)).toEqual({
+      id: expect.any(String),
+      type: 'customer.created',
+      depth: 0,
+      data: { customerId: c.id, customer: c },
+    });
     const got = await owner.call('GET', `/api/customers/${c.id}`);
     expect(got.statusCode).toBe(200);
     expect(got.json().data).toEqual(c);
@@ -94,7 +100,7 @@ describe('customers', () => {
   });
 
   it('refuses bad input with 400 naming the field, and leaves no row and no event behind', async () => {
-    const start = await countRows(h, owner.organizationId);
+    const start = await customersAndEvents(h, owner.organizationId);
     const cases: Array<[unknown, string, RegExp?]> = [
       [{ lastName: 'X' }, 'firstName', /required/],
       [{ firstName: '   ' }, 'firstName'],
@@ -124,7 +130,7 @@ describe('customers', () => {
       headers: { 'content-type': 'text/plain' },
     });
     expect(text.statusCode).toBe(415);
-    expect(await countRows(h, owner.organizationId)).toEqual(start);
+    expect(await customersAndEvents(h, owner.organizationId)).toEqual(start);
   });
 
   it('lists newest first with pagination headers, and filters by search, tag and status', async () => {
@@ -199,7 +205,12 @@ describe('customers', () => {
     expect(updated.phone).toBe('555 111 2222');
     expect(Date.parse(updated.updatedAt)).toBeGreaterThanOrEqual(Date.parse(c.updatedAt as string));
     const last = (await eventsOf(h, owner.organizationId)).at(-1);
-    expect(last).toEqual({ type: 'customer.updated', data: { customerId: c.id, customer: updated } });
+    expect(last).toEqual({
+      id: expect.any(String),
+      type: 'customer.updated',
+      depth: 0,
+      data: { customerId: c.id, customer: updated },
+    });
 
     const found = await owner.call('GET', '/api/customers?search=newname');
     expect(found.json().data.map((x: { id: string }) => x.id)).toEqual([c.id]);
@@ -210,12 +221,12 @@ describe('customers', () => {
 
   it('refuses bad patches without writing or emitting anything', async () => {
     const c = await create(owner, { firstName: 'Keep', email: 'keep@example.com' });
-    const start = await countRows(h, owner.organizationId);
+    const start = await customersAndEvents(h, owner.organizationId);
     for (const body of [{ firstName: null }, { email: 'bad' }, { name: 'Whole Name' }, { customerType: 'x' }]) {
       const res = await owner.call('PATCH', `/api/customers/${c.id}`, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
     }
-    expect(await countRows(h, owner.organizationId)).toEqual(start);
+    expect(await customersAndEvents(h, owner.organizationId)).toEqual(start);
     expect((await owner.call('GET', `/api/customers/${c.id}`)).json().data).toEqual(c);
   });
 
@@ -225,14 +236,16 @@ describe('customers', () => {
     expect(off.statusCode).toBe(200);
     expect(off.json().data.status).toBe('inactive');
     expect((await eventsOf(h, owner.organizationId)).at(-1)).toEqual({
+      id: expect.any(String),
+      depth: 0,
       type: 'customer.updated',
       data: { customerId: c.id, customer: off.json().data },
     });
-    const before = await countRows(h, owner.organizationId);
+    const before = await customersAndEvents(h, owner.organizationId);
     const again = await owner.call('POST', `/api/customers/${c.id}/deactivate`, {});
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe('INVALID_STATE');
-    expect(await countRows(h, owner.organizationId)).toEqual(before);
+    expect(await customersAndEvents(h, owner.organizationId)).toEqual(before);
     const on = await member.call('POST', `/api/customers/${c.id}/reactivate`, {});
     expect(on.statusCode).toBe(200);
     expect(on.json().data.status).toBe('active');
@@ -248,6 +261,8 @@ describe('customers', () => {
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe('');
     expect((await eventsOf(h, owner.organizationId)).at(-1)).toEqual({
+      id: expect.any(String),
+      depth: 0,
       type: 'customer.deleted',
       data: { customerId: c.id },
     });
@@ -283,10 +298,10 @@ describe('customers', () => {
       lat: 40.1,
       lng: -89.6,
     });
-    const before = await countRows(h, owner.organizationId);
+    const before = await customersAndEvents(h, owner.organizationId);
     const denied = await member.call('POST', `/api/customers/${c.id}/anonymize`);
     expect(denied.statusCode).toBe(403);
-    expect(await countRows(h, owner.organizationId)).toEqual(before);
+    expect(await customersAndEvents(h, owner.organizationId)).toEqual(before);
     expect(denied.json().error.code).toBe('FORBIDDEN');
     expect((await rawCustomer(h, owner.organizationId, c.id))?.firstName).toBe('Secret');
 
@@ -310,6 +325,8 @@ describe('customers', () => {
       taxExempt: true,
     });
     expect((await eventsOf(h, owner.organizationId)).at(-1)).toEqual({
+      id: expect.any(String),
+      depth: 0,
       type: 'customer.updated',
       data: { customerId: c.id, customer: anon },
     });
@@ -347,10 +364,10 @@ describe('customers', () => {
     const c = await create(owner, { firstName: 'Erase', lastName: 'Me' });
     const prop = (await owner.call('POST', '/api/properties', { customerId: c.id, street: '5 Oak Ave' })).json().data;
 
-    const before = await countRows(h, owner.organizationId);
+    const before = await customersAndEvents(h, owner.organizationId);
     const denied = await member.call('DELETE', `/api/customers/${c.id}/hard-delete`);
     expect(denied.statusCode).toBe(403);
-    expect(await countRows(h, owner.organizationId)).toEqual(before);
+    expect(await customersAndEvents(h, owner.organizationId)).toEqual(before);
     expect(await rawCustomer(h, owner.organizationId, c.id)).toBeDefined();
 
     const res = await admin.call('DELETE', `/api/customers/${c.id}/hard-delete`);
@@ -359,6 +376,8 @@ describe('customers', () => {
     expect(await rawCustomer(h, owner.organizationId, c.id)).toBeUndefined();
     expect((await owner.call('GET', `/api/properties/${prop.id}`)).statusCode).toBe(404);
     expect((await eventsOf(h, owner.organizationId)).at(-1)).toEqual({
+      id: expect.any(String),
+      depth: 0,
       type: 'customer.deleted',
       data: { customerId: c.id },
     });
@@ -368,7 +387,7 @@ describe('customers', () => {
 
   it("never touches another organization's customer: every operation is a 404 and nothing changes", async () => {
     const c = await create(owner, { firstName: 'Mine', email: 'mine@example.com' });
-    const start = await countRows(h, owner.organizationId);
+    const start = await customersAndEvents(h, owner.organizationId);
     const otherAdmin = other;
     for (const [method, url, body] of [
       ['GET', `/api/customers/${c.id}`],
@@ -382,7 +401,7 @@ describe('customers', () => {
       expect(res.statusCode, `${method} ${url}`).toBe(404);
     }
     expect((await other.call('GET', '/api/customers?search=mine')).json().data).toEqual([]);
-    expect(await countRows(h, owner.organizationId)).toEqual(start);
+    expect(await customersAndEvents(h, owner.organizationId)).toEqual(start);
     expect((await owner.call('GET', `/api/customers/${c.id}`)).json().data).toEqual(c);
     const unknown = await owner.call('GET', '/api/customers/cus_doesnotexist000000000');
     expect(unknown.statusCode).toBe(404);

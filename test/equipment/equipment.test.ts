@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { equipment, equipmentAssignments, maintenanceLogs } from '../../src/db/schema/index.js';
-import { countRows, memberIdOf } from '../crew-tracking/helpers.js';
+import { memberIdOf } from '../crew-tracking/helpers.js';
+import { countRows } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
 let h: Harness;

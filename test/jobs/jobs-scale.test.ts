@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobCalendarQuery, jobCountQuery, jobPageQuery } from '../../src/modules/jobs/jobs.service.js';
 import type { Page } from '../../src/platform/pagination.js';
 import { inTenant } from '../../src/platform/tenancy.js';
+import { createCustomer } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { makeCustomer } from './factories.js';
 
 /**
  * 200,000 jobs in one organization: the list's first page and a 92-day calendar
@@ -22,8 +22,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('jobs at scale (PostgreSQL)', ()
     h = await createHarness();
     owner = await newTenant(h, { name: 'Big Lawn' });
     const small = await newTenant(h, { name: 'Small Lawn' });
-    const customer = await makeCustomer(h, owner);
-    const other = await makeCustomer(h, small);
+    const customer = await createCustomer(h, owner);
+    const other = await createCustomer(h, small);
     const seed = async (orgId: string, customerId: string, n: number) =>
       h.admin.db.execute(sql`
         INSERT INTO jobs (id, organization_id, customer_id, status, scheduled_date, assigned_to, services)

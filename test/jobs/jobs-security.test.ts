@@ -1,8 +1,8 @@
+import { createCustomer } from '../factories.js';
 import { routeSecuritySuite } from '../security.js';
-import { makeCustomer } from './factories.js';
 
 routeSecuritySuite('jobs', async (h, owner) => {
-  const customer = await makeCustomer(h, owner);
+  const customer = await createCustomer(h, owner);
   const created = await owner.call('POST', '/api/jobs', {
     customerId: customer.id,
     scheduledDate: '2026-05-04',

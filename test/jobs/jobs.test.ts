@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobActivity, jobs } from '../../src/db/schema/index.js';
 import { JOB_TRIGGER_TO, jobMachine } from '../../src/modules/jobs/jobs.states.js';
 import { canTake } from '../../src/platform/state-machine.js';
+import { createCustomer, createProperty, eventsOf, insertJob } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { eventsOf, insertJob, makeCustomer, makeProperty } from './factories.js';
 
 describe('jobs', () => {
   let h: Harness;
@@ -17,8 +17,8 @@ describe('jobs', () => {
     h = await createHarness();
     owner = await newTenant(h);
     crew = await addMember(h, owner, 'member');
-    customerId = (await makeCustomer(h, owner)).id;
-    propertyId = (await makeProperty(h, owner, customerId)).id;
+    customerId = (await createCustomer(h, owner)).id;
+    propertyId = (await createProperty(h, owner, customerId)).id;
   });
   afterAll(async () => h?.close());
 
@@ -65,10 +65,10 @@ describe('jobs', () => {
 
   it('refuses bad input with a clear 400, writing nothing and emitting nothing', async () => {
     const other = await newTenant(h, { name: 'Other' });
-    const foreignCustomer = await makeCustomer(h, other);
-    const foreignProperty = await makeProperty(h, other, foreignCustomer.id);
+    const foreignCustomer = await createCustomer(h, other);
+    const foreignProperty = await createProperty(h, other, foreignCustomer.id);
     const outsider = await newTenant(h, { name: 'Outsider' });
-    const ownProperty2 = await makeProperty(h, owner, (await makeCustomer(h, owner)).id);
+    const ownProperty2 = await createProperty(h, owner, (await createCustomer(h, owner)).id);
     const cases: Array<[unknown, string]> = [
       [{ scheduledDate: '2026-05-04' }, 'customerId'],
       [{ customerId }, 'scheduledDate'],
@@ -255,8 +255,8 @@ describe('job lists and calendar in a non-UTC timezone', () => {
     h = await createHarness();
     owner = await newTenant(h, { timezone: 'America/Chicago' });
     crew = await addMember(h, owner, 'member');
-    c1 = (await makeCustomer(h, owner)).id;
-    c2 = (await makeCustomer(h, owner, { firstName: 'Lee' })).id;
+    c1 = (await createCustomer(h, owner)).id;
+    c2 = (await createCustomer(h, owner, { firstName: 'Lee' })).id;
     const plan: Array<[string, string, string, string[]]> = [
       ['a', c1, '2026-03-01', []],
       ['b', c1, '2026-03-02', [crew.userId]],

@@ -5,7 +5,7 @@ import { mailJobs } from '../../src/db/schema/index.js';
 import { deliverDueMail } from '../../src/modules/mail/mail.tasks.js';
 import { newId } from '../../src/platform/ids.js';
 import type { Mailer, MailMessage } from '../../src/platform/mail.js';
-import { createCustomer, line } from '../billing/factories.js';
+import { createCustomer, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
 /*

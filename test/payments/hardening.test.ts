@@ -5,7 +5,7 @@ import { workerTasks } from '../../src/background/tasks.js';
 import { deposits, paymentIntents } from '../../src/db/schema/index.js';
 import { reconciliation } from '../../src/modules/payments/deposits.service.js';
 import { inTenant, systemActor } from '../../src/platform/tenancy.js';
-import { createCustomer } from '../billing/factories.js';
+import { createCustomer } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { deliver, pay, paymentIntent, STRIPE_SECRET, sentInvoice, stripeEvent } from './helpers.js';
 import { type StripeStandIn, startStripeStandIn } from './stripe-stand-in.js';

@@ -1,7 +1,7 @@
 import { count, eq } from 'drizzle-orm';
 import Stripe from 'stripe';
 import { events, invoices, paymentRefunds, payments } from '../../src/db/schema/index.js';
-import { line } from '../billing/factories.js';
+import { line } from '../factories.js';
 import type { Harness, TestUser } from '../harness.js';
 
 /** A sent invoice of `total` (one line, no tax), optionally due on `dueDate`. */

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer } from '../billing/factories.js';
+import { createCustomer } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { pay, sentInvoice } from './helpers.js';
 import { type StripeStandIn, startStripeStandIn } from './stripe-stand-in.js';

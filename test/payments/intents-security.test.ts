@@ -1,5 +1,5 @@
 import { paymentIntents } from '../../src/db/schema/index.js';
-import { createCustomer } from '../billing/factories.js';
+import { createCustomer } from '../factories.js';
 import { routeSecuritySuite } from '../security.js';
 import { pay, sentInvoice } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizations, paymentIntents } from '../../src/db/schema/index.js';
-import { createCustomer, eventsDuring, line } from '../billing/factories.js';
+import { createCustomer, eventsDuring, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { deliver, footprint, STRIPE_SECRET, sentInvoice, stripeEvent } from './helpers.js';
 import { type StripeStandIn, startStripeStandIn } from './stripe-stand-in.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, eventsDuring } from '../billing/factories.js';
+import { createCustomer, eventsDuring } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { pay, sentInvoice } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { PDFParse } from 'pdf-parse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, deliverMail, setSettings } from '../billing/factories.js';
+import { createCustomer, deliverMail, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { pay } from './helpers.js';
 

@@ -1,4 +1,4 @@
-import { createCustomer } from '../billing/factories.js';
+import { createCustomer } from '../factories.js';
 import { routeSecuritySuite } from '../security.js';
 import { pay, sentInvoice } from './helpers.js';
 

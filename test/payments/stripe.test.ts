@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizations } from '../../src/db/schema/index.js';
-import { createCustomer, eventsDuring, setSettings } from '../billing/factories.js';
+import { createCustomer, eventsDuring, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import {
   chargeRefunded,

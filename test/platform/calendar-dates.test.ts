@@ -2,9 +2,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '../../src/db/schema/index.js';
 import { calendarDateOf } from '../../src/platform/calendar-date.js';
-import { line } from '../billing/factories.js';
+import { createCustomer, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { makeCustomer } from '../jobs/factories.js';
 
 /*
  * Request date fields the spec calls an "ISO 8601 string" or a "string" (estimateDate,
@@ -22,7 +21,7 @@ describe('calendar-date request fields', () => {
   beforeAll(async () => {
     h = await createHarness();
     owner = await newTenant(h, { timezone: 'America/Chicago' });
-    customerId = (await makeCustomer(h, owner)).id;
+    customerId = (await createCustomer(h, owner)).id;
   });
   afterAll(async () => h?.close());
 

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -219,6 +221,72 @@ describe('OpenAPI document for SDK generators', () => {
     }
     const customer = doc.paths['/api/customers/{id}'].get.responses['200'].content['application/json'].schema;
     expect(customer.properties.data.examples[0]).toMatchObject({ name: 'Dana Whitfield' });
+  });
+
+  it('shows a response example on every main resource', () => {
+    // A list answers `data: [resource]`, a read or create `data: resource` (or a detail that extends it).
+    for (const path of [
+      '/api/properties',
+      '/api/invoices',
+      '/api/estimates',
+      '/api/jobs',
+      '/api/contracts',
+      '/api/payments',
+      '/api/webhooks',
+      '/api/purchase-orders',
+      '/api/bills',
+      '/api/vendors',
+      '/api/equipment',
+      '/api/winter-routes',
+    ]) {
+      const items = doc.paths[path].get.responses['200'].content['application/json'].schema.properties.data.items;
+      const examples = items.examples ?? doc.components.schemas[items.$ref?.split('/').pop()]?.examples;
+      expect(examples?.[0]?.id, path).toBeTypeOf('string');
+    }
+  });
+
+  it('every example in the document validates against its schema', () => {
+    // The same validator settings as the app's (strict off: OpenAPI keywords sit beside JSON Schema ones).
+    const ajv = new Ajv({ allErrors: true, strict: false, logger: false });
+    (addFormats as unknown as (a: Ajv) => void)(ajv);
+    // Each schema is compiled with the document's components beside it, so `#/components/schemas/X` resolves.
+    const check = (schema: object, example: unknown, where: string) => {
+      const validate = ajv.compile({ ...schema, components: doc.components });
+      expect(validate(example) ? [] : validate.errors, where).toEqual([]);
+      checked++;
+    };
+    let checked = 0;
+    const walk = (node: unknown, where: string) => {
+      if (Array.isArray(node)) {
+        node.forEach((n, i) => {
+          walk(n, `${where}/${i}`);
+        });
+        return;
+      }
+      if (node === null || typeof node !== 'object') return;
+      const n = node as Record<string, unknown>;
+      if (n.schema && typeof n.schema === 'object') {
+        // A media type or a parameter: `example`, or `examples` as a map of Example Objects.
+        if ('example' in n) check(n.schema, n.example, `${where}/example`);
+        if (n.examples && typeof n.examples === 'object' && !Array.isArray(n.examples)) {
+          for (const [name, e] of Object.entries(n.examples as Record<string, { value?: unknown }>)) {
+            if (e && 'value' in e) check(n.schema, e.value, `${where}/examples/${name}`);
+          }
+        }
+      } else {
+        // A schema: JSON Schema `examples` (an array), or OpenAPI 3.0's `example`.
+        if (Array.isArray(n.examples)) {
+          n.examples.forEach((e, i) => {
+            check(n, e, `${where}/examples/${i}`);
+          });
+        }
+        if ('example' in n) check(n, n.example, `${where}/example`);
+      }
+      for (const [key, value] of Object.entries(n))
+        if (key !== 'examples' && key !== 'example') walk(value, `${where}/${key}`);
+    };
+    walk(doc, '#');
+    expect(checked).toBeGreaterThan(20);
   });
 
   it('describes each webhook payload with the resource schemas the API answers with', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepDueBillPayments } from '../../src/modules/bill-payments/bill-payments.tasks.js';
 import { addDays, today } from '../../src/platform/dates.js';
-import { eventsDuring } from '../billing/factories.js';
+import { eventsDuring } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { accountBalances, expectRefused, newBill, newVendor, pay } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsOf } from '../billing/factories.js';
+import { eventsOf } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { accountBalances, newBill, newVendor, pay } from './helpers.js';
 

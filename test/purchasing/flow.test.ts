@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsDuring } from '../billing/factories.js';
+import { eventsDuring } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { accountBalances, newVendor } from './helpers.js';
 

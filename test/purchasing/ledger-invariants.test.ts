@@ -21,7 +21,7 @@ import { createVendor } from '../../src/modules/vendors/vendors.service.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { AppError } from '../../src/platform/errors.js';
 import { type Ctx, inTenant } from '../../src/platform/tenancy.js';
-import { createCustomer, setSettings } from '../billing/factories.js';
+import { createCustomer, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant } from '../harness.js';
 
 /*

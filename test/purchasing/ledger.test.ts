@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postEntry } from '../../src/modules/ledger/ledger.service.js';
 import { inTenant } from '../../src/platform/tenancy.js';
-import { createCustomer, setSettings } from '../billing/factories.js';
+import { createCustomer, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { accountBalances, sideEffects } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobs } from '../../src/db/schema/index.js';
 import { newId } from '../../src/platform/ids.js';
 import { inTenant } from '../../src/platform/tenancy.js';
-import { createCustomer, deliverMail, eventsDuring, later, mailText, startSmtp } from '../billing/factories.js';
+import { createCustomer, deliverMail, eventsDuring, later, mailText, startSmtp } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { expectRefused, newVendor } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { winterRouteStops, winterRoutes } from '../../src/db/schema/index.js';
-import { countRows } from '../crew-tracking/helpers.js';
+import { countRows } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { customer, property, route, stop } from './helpers.js';
 

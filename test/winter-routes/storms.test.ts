@@ -1,8 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invoiceLineItems, invoices, storms, winterRuns, winterVisits } from '../../src/db/schema/index.js';
-import { eventsDuring, setSettings } from '../billing/factories.js';
-import { countRows } from '../crew-tracking/helpers.js';
+import { countRows, eventsDuring, setSettings } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { customer, property, type RunT, route, stop, storm } from './helpers.js';
 

@@ -5,7 +5,7 @@ import { type RunningWorker, startTasks } from '../../src/background/runner.js';
 import { webhookDeliveries } from '../../src/db/schema/index.js';
 import { createWebhookTask } from '../../src/delivery/delivery.task.js';
 import { createWorkflowTask } from '../../src/modules/workflows/workflows.tasks.js';
-import { createCustomer, line } from '../billing/factories.js';
+import { createCustomer, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { type Receiver, startReceiver, waitFor } from '../webhooks/helpers.js';
 

@@ -1,5 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { customers, events, jobs, mailJobs, workflowRuns } from '../../src/db/schema/index.js';
+import { customers, jobs, mailJobs, workflowRuns } from '../../src/db/schema/index.js';
 import { processWorkflows, type WorkflowTaskOptions } from '../../src/modules/workflows/workflows.tasks.js';
 import type { Harness, TestUser } from '../harness.js';
 
@@ -12,14 +12,6 @@ export async function drain(h: Harness, opts: WorkflowTaskOptions = {}) {
     if ((await processWorkflows(h.database, { leaseMs: 0, ...opts })) === 0) return;
   }
   throw new Error('workflows did not settle');
-}
-
-export async function outbox(h: Harness, organizationId: string) {
-  return h.admin.db
-    .select()
-    .from(events)
-    .where(eq(events.organizationId, organizationId))
-    .orderBy(asc(events.createdAt), asc(events.id));
 }
 
 export async function runsOf(h: Harness, workflowId: string) {

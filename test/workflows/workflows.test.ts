@@ -4,9 +4,9 @@ import { events } from '../../src/db/schema/index.js';
 import { emit } from '../../src/delivery/outbox.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { inTenant } from '../../src/platform/tenancy.js';
-import { createCustomer, line } from '../billing/factories.js';
+import { createCustomer, eventsOf, line } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { defineWorkflow, drain, jobsOf, outbox, runsOf, tagsOf, workflowMails } from './helpers.js';
+import { defineWorkflow, drain, jobsOf, runsOf, tagsOf, workflowMails } from './helpers.js';
 
 const tagAction = (tag: string) => ({ type: 'add_customer_tag', tag });
 
@@ -208,7 +208,7 @@ describe('workflows', () => {
       await drain(h);
       const runs = (await owner.call('GET', `/api/workflows/${wf.id}/runs`)).json().data;
       expect(runs).toHaveLength(1);
-      const triggerEvent = (await outbox(h, owner.organizationId)).find(
+      const triggerEvent = (await eventsOf(h, owner.organizationId)).find(
         (e) => e.type === 'invoice.created' && (e.data as { invoiceId: string }).invoiceId === big.id,
       );
       expect(runs[0]).toMatchObject({
@@ -265,7 +265,7 @@ describe('workflows', () => {
       const [run] = await runsOf(h, wf.id);
       expect(run?.actions).toEqual([{ type: 'create_job', status: 'succeeded', jobId: created[0]?.id }]);
       // job.created caused by the workflow carries depth 1.
-      const jobEvent = (await outbox(h, owner.organizationId)).find(
+      const jobEvent = (await eventsOf(h, owner.organizationId)).find(
         (e) => e.type === 'job.created' && (e.data as { jobId: string }).jobId === created[0]?.id,
       );
       expect(jobEvent?.depth).toBe(1);
@@ -315,7 +315,7 @@ describe('workflows', () => {
       });
       await invoice(owner, customerId, 999);
       await drain(h);
-      const seen = await outbox(h, owner.organizationId);
+      const seen = await eventsOf(h, owner.organizationId);
       const updates = seen.filter((e) => e.type === 'customer.updated').length;
       const emitted = seen.filter((e) => e.type === 'workflow.vip.mark');
       expect(emitted).toHaveLength(1);
@@ -328,7 +328,7 @@ describe('workflows', () => {
       // Second time: the tag is there, so no customer.updated; emit still fires.
       await invoice(owner, customerId, 999);
       await drain(h);
-      const after = await outbox(h, owner.organizationId);
+      const after = await eventsOf(h, owner.organizationId);
       expect(after.filter((e) => e.type === 'customer.updated')).toHaveLength(updates);
       expect(after.filter((e) => e.type === 'workflow.vip.mark')).toHaveLength(2);
       const runs = (await owner.call('GET', `/api/workflows/${wf.id}/runs`)).json().data;
@@ -372,7 +372,7 @@ describe('workflows', () => {
       });
       expect(res.statusCode).toBe(201);
       await drain(h);
-      const depths = (await outbox(h, loopOwner.organizationId))
+      const depths = (await eventsOf(h, loopOwner.organizationId))
         .filter((e) => e.type === 'job.created')
         .map((e) => e.depth);
       expect(depths).toEqual([0, 1, 2, 3]);
@@ -437,7 +437,7 @@ describe('workflows', () => {
       const created = await jobsOf(h, crashOwner.organizationId, cus.id);
       expect(created.map((j) => j.services)).toEqual([['Visit'], ['Second visit']]);
       expect((await tagsOf(h, cus.id)).filter((t) => t === 'crashed')).toHaveLength(1);
-      const updates = (await outbox(h, crashOwner.organizationId)).filter((e) => e.type === 'customer.updated');
+      const updates = (await eventsOf(h, crashOwner.organizationId)).filter((e) => e.type === 'customer.updated');
       expect(updates.map((e) => e.depth)).toEqual([1]);
 
       // The trigger seen again (at-least-once discovery) records no second run.

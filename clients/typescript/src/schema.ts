@@ -4366,7 +4366,24 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** Job */
+        /**
+         * Job
+         * @example {
+         *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+         *       "status": "scheduled",
+         *       "scheduledDate": "2026-05-04",
+         *       "assignedTo": [],
+         *       "services": [
+         *         "Mowing",
+         *         "Edging"
+         *       ],
+         *       "notes": "Bag the clippings",
+         *       "createdAt": "2026-04-28T12:30:00.000Z",
+         *       "updatedAt": "2026-04-28T12:30:00.000Z"
+         *     }
+         */
         Job: {
             /** @description job_… */
             id: string;
@@ -4491,7 +4508,58 @@ export interface components {
                 createdAt: string;
             }[];
         };
-        /** Estimate */
+        /**
+         * Estimate
+         * @example {
+         *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+         *       "estimateNumber": "EST-000001",
+         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+         *       "propertyId": null,
+         *       "status": "sent",
+         *       "lineItems": [
+         *         {
+         *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+         *           "serviceId": null,
+         *           "description": "Spring clean-up",
+         *           "quantity": 1,
+         *           "unitPrice": 180,
+         *           "taxable": true,
+         *           "amount": 180
+         *         },
+         *         {
+         *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+         *           "serviceId": null,
+         *           "description": "Mulch install (yd)",
+         *           "quantity": 3,
+         *           "unitPrice": 65,
+         *           "taxable": true,
+         *           "amount": 195
+         *         }
+         *       ],
+         *       "subtotal": 375,
+         *       "taxRate": 8.25,
+         *       "tax": 30.94,
+         *       "total": 405.94,
+         *       "estimateDate": "2026-03-15",
+         *       "expirationDate": "2026-04-14",
+         *       "notes": "Spring clean-up and fresh mulch",
+         *       "invoiceId": null,
+         *       "sentAt": "2026-03-15T15:20:33.000Z",
+         *       "viewedAt": null,
+         *       "approvedAt": null,
+         *       "declinedAt": null,
+         *       "lastEmail": {
+         *         "status": "sent",
+         *         "to": [
+         *           "dana.whitfield@example.com"
+         *         ],
+         *         "sentAt": "2026-03-15T15:20:33.000Z",
+         *         "error": null
+         *       },
+         *       "createdAt": "2026-03-15T15:20:33.000Z",
+         *       "updatedAt": "2026-03-15T15:20:33.000Z"
+         *     }
+         */
         Estimate: {
             /** @description est_… */
             id: string;
@@ -4558,7 +4626,34 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** Contract */
+        /**
+         * Contract
+         * @example {
+         *       "id": "con_01JDJH1F2408NVRK9AKCD2T2ZH",
+         *       "title": "2026 lawn care season",
+         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+         *       "templateId": null,
+         *       "amendsContractId": null,
+         *       "status": "draft",
+         *       "startDate": "2026-04-01",
+         *       "endDate": "2026-10-31",
+         *       "totalValue": 1350,
+         *       "services": [
+         *         {
+         *           "description": "Weekly mowing, April to October",
+         *           "unitPrice": 45,
+         *           "quantity": 30,
+         *           "amount": 1350
+         *         }
+         *       ],
+         *       "terms": "Billed monthly; 14 days to pay.",
+         *       "sentAt": null,
+         *       "signedAt": null,
+         *       "createdAt": "2026-03-20T10:05:51.000Z",
+         *       "updatedAt": "2026-03-20T10:05:51.000Z"
+         *     }
+         */
         Contract: {
             /** @description con_… */
             id: string;
@@ -4597,7 +4692,25 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** Payment */
+        /**
+         * Payment
+         * @example {
+         *       "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+         *       "amount": 150,
+         *       "paymentDate": "2026-05-03",
+         *       "method": "check",
+         *       "createdAt": "2026-05-03T13:45:02.000Z",
+         *       "invoiceId": "inv_01JDSE805A9PC85W11DRS12HVT",
+         *       "invoiceNumber": "INV-000001",
+         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+         *       "reference": "Cheque 1042",
+         *       "status": "succeeded",
+         *       "refundedAmount": 0,
+         *       "unappliedAmount": 0,
+         *       "origin": "API",
+         *       "processorPaymentId": null
+         *     }
+         */
         Payment: {
             /** @description pay_… */
             id: string;
@@ -4723,7 +4836,44 @@ export interface components {
              */
             createdAt: string;
         };
-        /** PurchaseOrder */
+        /**
+         * PurchaseOrder
+         * @example {
+         *       "id": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+         *       "poNumber": "PO-000001",
+         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+         *       "jobId": null,
+         *       "status": "sent",
+         *       "orderDate": "2026-10-06",
+         *       "expectedDate": null,
+         *       "lineItems": [
+         *         {
+         *           "id": "pol_01JD554GSYH7QX1TR1DK3F8AGT",
+         *           "description": "Hardwood mulch (yd)",
+         *           "quantity": 20,
+         *           "unitCost": 32.5,
+         *           "amount": 650,
+         *           "equipmentId": null
+         *         },
+         *         {
+         *           "id": "pol_01JDM9KDFC1RYX3R9JER4165R0",
+         *           "description": "Ice melt, 50 lb bag",
+         *           "quantity": 40,
+         *           "unitCost": 18.75,
+         *           "amount": 750,
+         *           "equipmentId": null
+         *         }
+         *       ],
+         *       "total": 1400,
+         *       "notes": null,
+         *       "billId": null,
+         *       "sentAt": "2026-10-06T14:18:25.000Z",
+         *       "receivedAt": null,
+         *       "cancelledAt": null,
+         *       "createdAt": "2026-10-06T14:18:25.000Z",
+         *       "updatedAt": "2026-10-06T14:18:25.000Z"
+         *     }
+         */
         PurchaseOrder: {
             /** @description po_… */
             id: string;
@@ -4769,7 +4919,43 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** Bill */
+        /**
+         * Bill
+         * @example {
+         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+         *       "billNumber": "BILL-000001",
+         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+         *       "vendorReference": null,
+         *       "status": "open",
+         *       "billDate": "2026-10-09",
+         *       "dueDate": "2026-11-08",
+         *       "lineItems": [
+         *         {
+         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+         *           "amount": 650,
+         *           "accountCode": "5000"
+         *         },
+         *         {
+         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+         *           "amount": 750,
+         *           "accountCode": "5000"
+         *         }
+         *       ],
+         *       "total": 1400,
+         *       "amountPaid": 0,
+         *       "balance": 1400,
+         *       "notes": "From purchase order PO-000001",
+         *       "postedAt": "2026-10-09T16:41:03.000Z",
+         *       "approvedAt": null,
+         *       "approvedBy": null,
+         *       "voidedAt": null,
+         *       "createdAt": "2026-10-09T16:41:03.000Z",
+         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+         *     }
+         */
         Bill: {
             /** @description bil_… */
             id: string;
@@ -7970,6 +8156,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Front yard",
+                         *       "street": "18 Maple Court",
+                         *       "city": "Springfield",
+                         *       "state": "IL",
+                         *       "zip": "62704",
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "accessNotes": "Side gate; friendly dog",
+                         *       "gateCode": "4512",
+                         *       "lotSize": 8200,
+                         *       "lat": 39.7817,
+                         *       "lng": -89.6501,
+                         *       "createdAt": "2026-04-02T14:11:40.000Z",
+                         *       "updatedAt": "2026-04-02T14:11:40.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description prp_… */
                             id: string;
@@ -8032,6 +8237,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Front yard",
+                         *       "street": "18 Maple Court",
+                         *       "city": "Springfield",
+                         *       "state": "IL",
+                         *       "zip": "62704",
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "accessNotes": "Side gate; friendly dog",
+                         *       "gateCode": "4512",
+                         *       "lotSize": 8200,
+                         *       "lat": 39.7817,
+                         *       "lng": -89.6501,
+                         *       "createdAt": "2026-04-02T14:11:40.000Z",
+                         *       "updatedAt": "2026-04-02T14:11:40.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description prp_… */
                             id: string;
@@ -8136,6 +8360,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "name": "Front yard",
+                         *       "street": "18 Maple Court",
+                         *       "city": "Springfield",
+                         *       "state": "IL",
+                         *       "zip": "62704",
+                         *       "address": "18 Maple Court, Springfield, IL 62704",
+                         *       "accessNotes": "Side gate; friendly dog",
+                         *       "gateCode": "4512",
+                         *       "lotSize": 8200,
+                         *       "lat": 39.7817,
+                         *       "lng": -89.6501,
+                         *       "createdAt": "2026-04-02T14:11:40.000Z",
+                         *       "updatedAt": "2026-04-02T14:11:40.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description prp_… */
                             id: string;
@@ -11137,6 +11380,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                         *       "estimateNumber": "EST-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": null,
+                         *       "status": "sent",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                         *           "serviceId": null,
+                         *           "description": "Spring clean-up",
+                         *           "quantity": 1,
+                         *           "unitPrice": 180,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                         *           "serviceId": null,
+                         *           "description": "Mulch install (yd)",
+                         *           "quantity": 3,
+                         *           "unitPrice": 65,
+                         *           "taxable": true,
+                         *           "amount": 195
+                         *         }
+                         *       ],
+                         *       "subtotal": 375,
+                         *       "taxRate": 8.25,
+                         *       "tax": 30.94,
+                         *       "total": 405.94,
+                         *       "estimateDate": "2026-03-15",
+                         *       "expirationDate": "2026-04-14",
+                         *       "notes": "Spring clean-up and fresh mulch",
+                         *       "invoiceId": null,
+                         *       "sentAt": "2026-03-15T15:20:33.000Z",
+                         *       "viewedAt": null,
+                         *       "approvedAt": null,
+                         *       "declinedAt": null,
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-03-15T15:20:33.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-03-15T15:20:33.000Z",
+                         *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description est_… */
                             id: string;
@@ -11238,6 +11532,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                         *       "estimateNumber": "EST-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": null,
+                         *       "status": "sent",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                         *           "serviceId": null,
+                         *           "description": "Spring clean-up",
+                         *           "quantity": 1,
+                         *           "unitPrice": 180,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                         *           "serviceId": null,
+                         *           "description": "Mulch install (yd)",
+                         *           "quantity": 3,
+                         *           "unitPrice": 65,
+                         *           "taxable": true,
+                         *           "amount": 195
+                         *         }
+                         *       ],
+                         *       "subtotal": 375,
+                         *       "taxRate": 8.25,
+                         *       "tax": 30.94,
+                         *       "total": 405.94,
+                         *       "estimateDate": "2026-03-15",
+                         *       "expirationDate": "2026-04-14",
+                         *       "notes": "Spring clean-up and fresh mulch",
+                         *       "invoiceId": null,
+                         *       "sentAt": "2026-03-15T15:20:33.000Z",
+                         *       "viewedAt": null,
+                         *       "approvedAt": null,
+                         *       "declinedAt": null,
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-03-15T15:20:33.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-03-15T15:20:33.000Z",
+                         *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description est_… */
                             id: string;
@@ -11370,6 +11715,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                         *       "estimateNumber": "EST-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": null,
+                         *       "status": "sent",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                         *           "serviceId": null,
+                         *           "description": "Spring clean-up",
+                         *           "quantity": 1,
+                         *           "unitPrice": 180,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                         *           "serviceId": null,
+                         *           "description": "Mulch install (yd)",
+                         *           "quantity": 3,
+                         *           "unitPrice": 65,
+                         *           "taxable": true,
+                         *           "amount": 195
+                         *         }
+                         *       ],
+                         *       "subtotal": 375,
+                         *       "taxRate": 8.25,
+                         *       "tax": 30.94,
+                         *       "total": 405.94,
+                         *       "estimateDate": "2026-03-15",
+                         *       "expirationDate": "2026-04-14",
+                         *       "notes": "Spring clean-up and fresh mulch",
+                         *       "invoiceId": null,
+                         *       "sentAt": "2026-03-15T15:20:33.000Z",
+                         *       "viewedAt": null,
+                         *       "approvedAt": null,
+                         *       "declinedAt": null,
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-03-15T15:20:33.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-03-15T15:20:33.000Z",
+                         *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description est_… */
                             id: string;
@@ -11535,6 +11931,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                         *       "estimateNumber": "EST-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": null,
+                         *       "status": "sent",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                         *           "serviceId": null,
+                         *           "description": "Spring clean-up",
+                         *           "quantity": 1,
+                         *           "unitPrice": 180,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                         *           "serviceId": null,
+                         *           "description": "Mulch install (yd)",
+                         *           "quantity": 3,
+                         *           "unitPrice": 65,
+                         *           "taxable": true,
+                         *           "amount": 195
+                         *         }
+                         *       ],
+                         *       "subtotal": 375,
+                         *       "taxRate": 8.25,
+                         *       "tax": 30.94,
+                         *       "total": 405.94,
+                         *       "estimateDate": "2026-03-15",
+                         *       "expirationDate": "2026-04-14",
+                         *       "notes": "Spring clean-up and fresh mulch",
+                         *       "invoiceId": null,
+                         *       "sentAt": "2026-03-15T15:20:33.000Z",
+                         *       "viewedAt": null,
+                         *       "approvedAt": null,
+                         *       "declinedAt": null,
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-03-15T15:20:33.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-03-15T15:20:33.000Z",
+                         *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description est_… */
                             id: string;
@@ -11787,6 +12234,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                         *       "estimateNumber": "EST-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": null,
+                         *       "status": "sent",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                         *           "serviceId": null,
+                         *           "description": "Spring clean-up",
+                         *           "quantity": 1,
+                         *           "unitPrice": 180,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                         *           "serviceId": null,
+                         *           "description": "Mulch install (yd)",
+                         *           "quantity": 3,
+                         *           "unitPrice": 65,
+                         *           "taxable": true,
+                         *           "amount": 195
+                         *         }
+                         *       ],
+                         *       "subtotal": 375,
+                         *       "taxRate": 8.25,
+                         *       "tax": 30.94,
+                         *       "total": 405.94,
+                         *       "estimateDate": "2026-03-15",
+                         *       "expirationDate": "2026-04-14",
+                         *       "notes": "Spring clean-up and fresh mulch",
+                         *       "invoiceId": null,
+                         *       "sentAt": "2026-03-15T15:20:33.000Z",
+                         *       "viewedAt": null,
+                         *       "approvedAt": null,
+                         *       "declinedAt": null,
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-03-15T15:20:33.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-03-15T15:20:33.000Z",
+                         *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description est_… */
                             id: string;
@@ -11896,6 +12394,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                         *       "estimateNumber": "EST-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": null,
+                         *       "status": "sent",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                         *           "serviceId": null,
+                         *           "description": "Spring clean-up",
+                         *           "quantity": 1,
+                         *           "unitPrice": 180,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                         *           "serviceId": null,
+                         *           "description": "Mulch install (yd)",
+                         *           "quantity": 3,
+                         *           "unitPrice": 65,
+                         *           "taxable": true,
+                         *           "amount": 195
+                         *         }
+                         *       ],
+                         *       "subtotal": 375,
+                         *       "taxRate": 8.25,
+                         *       "tax": 30.94,
+                         *       "total": 405.94,
+                         *       "estimateDate": "2026-03-15",
+                         *       "expirationDate": "2026-04-14",
+                         *       "notes": "Spring clean-up and fresh mulch",
+                         *       "invoiceId": null,
+                         *       "sentAt": "2026-03-15T15:20:33.000Z",
+                         *       "viewedAt": null,
+                         *       "approvedAt": null,
+                         *       "declinedAt": null,
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-03-15T15:20:33.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-03-15T15:20:33.000Z",
+                         *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description est_… */
                             id: string;
@@ -12006,6 +12555,57 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                             *       "estimateNumber": "EST-000001",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": null,
+                             *       "status": "sent",
+                             *       "lineItems": [
+                             *         {
+                             *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                             *           "serviceId": null,
+                             *           "description": "Spring clean-up",
+                             *           "quantity": 1,
+                             *           "unitPrice": 180,
+                             *           "taxable": true,
+                             *           "amount": 180
+                             *         },
+                             *         {
+                             *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                             *           "serviceId": null,
+                             *           "description": "Mulch install (yd)",
+                             *           "quantity": 3,
+                             *           "unitPrice": 65,
+                             *           "taxable": true,
+                             *           "amount": 195
+                             *         }
+                             *       ],
+                             *       "subtotal": 375,
+                             *       "taxRate": 8.25,
+                             *       "tax": 30.94,
+                             *       "total": 405.94,
+                             *       "estimateDate": "2026-03-15",
+                             *       "expirationDate": "2026-04-14",
+                             *       "notes": "Spring clean-up and fresh mulch",
+                             *       "invoiceId": null,
+                             *       "sentAt": "2026-03-15T15:20:33.000Z",
+                             *       "viewedAt": null,
+                             *       "approvedAt": null,
+                             *       "declinedAt": null,
+                             *       "lastEmail": {
+                             *         "status": "sent",
+                             *         "to": [
+                             *           "dana.whitfield@example.com"
+                             *         ],
+                             *         "sentAt": "2026-03-15T15:20:33.000Z",
+                             *         "error": null
+                             *       },
+                             *       "createdAt": "2026-03-15T15:20:33.000Z",
+                             *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                             *     }
+                             */
                             estimate: {
                                 /** @description est_… */
                                 id: string;
@@ -15830,6 +16430,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "eqp_01JD5F11PRM80W1FE0S9T3CQNC",
+                         *       "name": "Snowplow truck #2",
+                         *       "category": "truck",
+                         *       "make": "Ford",
+                         *       "model": "F-350 with Boss 8'2\" V-plow",
+                         *       "serialNumber": "1FT8W3BT4SEC12345",
+                         *       "purchaseDate": "2024-10-15",
+                         *       "purchaseCost": 68500,
+                         *       "hourMeter": 412.5,
+                         *       "notes": "Plow mount serviced each October",
+                         *       "status": "available",
+                         *       "createdAt": "2026-01-12T16:02:44.000Z",
+                         *       "updatedAt": "2026-01-12T16:02:44.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description eqp_… */
                             id: string;
@@ -15938,6 +16555,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "eqp_01JD5F11PRM80W1FE0S9T3CQNC",
+                         *       "name": "Snowplow truck #2",
+                         *       "category": "truck",
+                         *       "make": "Ford",
+                         *       "model": "F-350 with Boss 8'2\" V-plow",
+                         *       "serialNumber": "1FT8W3BT4SEC12345",
+                         *       "purchaseDate": "2024-10-15",
+                         *       "purchaseCost": 68500,
+                         *       "hourMeter": 412.5,
+                         *       "notes": "Plow mount serviced each October",
+                         *       "status": "available",
+                         *       "createdAt": "2026-01-12T16:02:44.000Z",
+                         *       "updatedAt": "2026-01-12T16:02:44.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description eqp_… */
                             id: string;
@@ -16052,6 +16686,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "eqp_01JD5F11PRM80W1FE0S9T3CQNC",
+                         *       "name": "Snowplow truck #2",
+                         *       "category": "truck",
+                         *       "make": "Ford",
+                         *       "model": "F-350 with Boss 8'2\" V-plow",
+                         *       "serialNumber": "1FT8W3BT4SEC12345",
+                         *       "purchaseDate": "2024-10-15",
+                         *       "purchaseCost": 68500,
+                         *       "hourMeter": 412.5,
+                         *       "notes": "Plow mount serviced each October",
+                         *       "status": "available",
+                         *       "createdAt": "2026-01-12T16:02:44.000Z",
+                         *       "updatedAt": "2026-01-12T16:02:44.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description eqp_… */
                             id: string;
@@ -16138,6 +16789,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "eqp_01JD5F11PRM80W1FE0S9T3CQNC",
+                         *       "name": "Snowplow truck #2",
+                         *       "category": "truck",
+                         *       "make": "Ford",
+                         *       "model": "F-350 with Boss 8'2\" V-plow",
+                         *       "serialNumber": "1FT8W3BT4SEC12345",
+                         *       "purchaseDate": "2024-10-15",
+                         *       "purchaseCost": 68500,
+                         *       "hourMeter": 412.5,
+                         *       "notes": "Plow mount serviced each October",
+                         *       "status": "available",
+                         *       "createdAt": "2026-01-12T16:02:44.000Z",
+                         *       "updatedAt": "2026-01-12T16:02:44.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description eqp_… */
                             id: string;
@@ -16221,6 +16889,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "eqp_01JD5F11PRM80W1FE0S9T3CQNC",
+                         *       "name": "Snowplow truck #2",
+                         *       "category": "truck",
+                         *       "make": "Ford",
+                         *       "model": "F-350 with Boss 8'2\" V-plow",
+                         *       "serialNumber": "1FT8W3BT4SEC12345",
+                         *       "purchaseDate": "2024-10-15",
+                         *       "purchaseCost": 68500,
+                         *       "hourMeter": 412.5,
+                         *       "notes": "Plow mount serviced each October",
+                         *       "status": "available",
+                         *       "createdAt": "2026-01-12T16:02:44.000Z",
+                         *       "updatedAt": "2026-01-12T16:02:44.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description eqp_… */
                             id: string;
@@ -16741,6 +17426,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "whk_01JD1N4M5T901XXJW96D1KM7QW",
+                         *       "url": "https://hooks.example.com/crm",
+                         *       "events": [
+                         *         "invoice.paid",
+                         *         "job.completed"
+                         *       ],
+                         *       "description": "Accounting sync",
+                         *       "active": true,
+                         *       "consecutiveFailures": 0,
+                         *       "deactivatedAt": null,
+                         *       "previousSecretExpiresAt": null,
+                         *       "createdAt": "2026-02-10T09:00:12.000Z",
+                         *       "updatedAt": "2026-02-10T09:00:12.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description whk_… */
                             id: string;
@@ -16837,6 +17539,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "whk_01JD1N4M5T901XXJW96D1KM7QW",
+                         *       "url": "https://hooks.example.com/crm",
+                         *       "events": [
+                         *         "invoice.paid",
+                         *         "job.completed"
+                         *       ],
+                         *       "description": "Accounting sync",
+                         *       "active": true,
+                         *       "consecutiveFailures": 0,
+                         *       "deactivatedAt": null,
+                         *       "previousSecretExpiresAt": null,
+                         *       "createdAt": "2026-02-10T09:00:12.000Z",
+                         *       "updatedAt": "2026-02-10T09:00:12.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description whk_… */
                             id: string;
@@ -16956,6 +17675,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "whk_01JD1N4M5T901XXJW96D1KM7QW",
+                         *       "url": "https://hooks.example.com/crm",
+                         *       "events": [
+                         *         "invoice.paid",
+                         *         "job.completed"
+                         *       ],
+                         *       "description": "Accounting sync",
+                         *       "active": true,
+                         *       "consecutiveFailures": 0,
+                         *       "deactivatedAt": null,
+                         *       "previousSecretExpiresAt": null,
+                         *       "createdAt": "2026-02-10T09:00:12.000Z",
+                         *       "updatedAt": "2026-02-10T09:00:12.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description whk_… */
                             id: string;
@@ -17379,6 +18115,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "name": "Prairie Mulch & Stone",
+                         *       "email": "orders@prairiemulch.example",
+                         *       "phone": "+1 555 0187",
+                         *       "address": null,
+                         *       "paymentTermsDays": 30,
+                         *       "customPaymentTerms": true,
+                         *       "notes": null,
+                         *       "active": true,
+                         *       "createdAt": "2026-01-12T15:40:00.000Z",
+                         *       "updatedAt": "2026-01-12T15:40:00.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description ven_… */
                             id: string;
@@ -17438,6 +18189,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "name": "Prairie Mulch & Stone",
+                         *       "email": "orders@prairiemulch.example",
+                         *       "phone": "+1 555 0187",
+                         *       "address": null,
+                         *       "paymentTermsDays": 30,
+                         *       "customPaymentTerms": true,
+                         *       "notes": null,
+                         *       "active": true,
+                         *       "createdAt": "2026-01-12T15:40:00.000Z",
+                         *       "updatedAt": "2026-01-12T15:40:00.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description ven_… */
                             id: string;
@@ -17538,6 +18304,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "name": "Prairie Mulch & Stone",
+                         *       "email": "orders@prairiemulch.example",
+                         *       "phone": "+1 555 0187",
+                         *       "address": null,
+                         *       "paymentTermsDays": 30,
+                         *       "customPaymentTerms": true,
+                         *       "notes": null,
+                         *       "active": true,
+                         *       "createdAt": "2026-01-12T15:40:00.000Z",
+                         *       "updatedAt": "2026-01-12T15:40:00.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description ven_… */
                             id: string;
@@ -17718,6 +18499,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "poNumber": "PO-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "jobId": null,
+                         *       "status": "sent",
+                         *       "orderDate": "2026-10-06",
+                         *       "expectedDate": null,
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "pol_01JD554GSYH7QX1TR1DK3F8AGT",
+                         *           "description": "Hardwood mulch (yd)",
+                         *           "quantity": 20,
+                         *           "unitCost": 32.5,
+                         *           "amount": 650,
+                         *           "equipmentId": null
+                         *         },
+                         *         {
+                         *           "id": "pol_01JDM9KDFC1RYX3R9JER4165R0",
+                         *           "description": "Ice melt, 50 lb bag",
+                         *           "quantity": 40,
+                         *           "unitCost": 18.75,
+                         *           "amount": 750,
+                         *           "equipmentId": null
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "notes": null,
+                         *       "billId": null,
+                         *       "sentAt": "2026-10-06T14:18:25.000Z",
+                         *       "receivedAt": null,
+                         *       "cancelledAt": null,
+                         *       "createdAt": "2026-10-06T14:18:25.000Z",
+                         *       "updatedAt": "2026-10-06T14:18:25.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description po_… */
                             id: string;
@@ -17798,6 +18616,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "poNumber": "PO-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "jobId": null,
+                         *       "status": "sent",
+                         *       "orderDate": "2026-10-06",
+                         *       "expectedDate": null,
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "pol_01JD554GSYH7QX1TR1DK3F8AGT",
+                         *           "description": "Hardwood mulch (yd)",
+                         *           "quantity": 20,
+                         *           "unitCost": 32.5,
+                         *           "amount": 650,
+                         *           "equipmentId": null
+                         *         },
+                         *         {
+                         *           "id": "pol_01JDM9KDFC1RYX3R9JER4165R0",
+                         *           "description": "Ice melt, 50 lb bag",
+                         *           "quantity": 40,
+                         *           "unitCost": 18.75,
+                         *           "amount": 750,
+                         *           "equipmentId": null
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "notes": null,
+                         *       "billId": null,
+                         *       "sentAt": "2026-10-06T14:18:25.000Z",
+                         *       "receivedAt": null,
+                         *       "cancelledAt": null,
+                         *       "createdAt": "2026-10-06T14:18:25.000Z",
+                         *       "updatedAt": "2026-10-06T14:18:25.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description po_… */
                             id: string;
@@ -17931,6 +18786,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "poNumber": "PO-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "jobId": null,
+                         *       "status": "sent",
+                         *       "orderDate": "2026-10-06",
+                         *       "expectedDate": null,
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "pol_01JD554GSYH7QX1TR1DK3F8AGT",
+                         *           "description": "Hardwood mulch (yd)",
+                         *           "quantity": 20,
+                         *           "unitCost": 32.5,
+                         *           "amount": 650,
+                         *           "equipmentId": null
+                         *         },
+                         *         {
+                         *           "id": "pol_01JDM9KDFC1RYX3R9JER4165R0",
+                         *           "description": "Ice melt, 50 lb bag",
+                         *           "quantity": 40,
+                         *           "unitCost": 18.75,
+                         *           "amount": 750,
+                         *           "equipmentId": null
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "notes": null,
+                         *       "billId": null,
+                         *       "sentAt": "2026-10-06T14:18:25.000Z",
+                         *       "receivedAt": null,
+                         *       "cancelledAt": null,
+                         *       "createdAt": "2026-10-06T14:18:25.000Z",
+                         *       "updatedAt": "2026-10-06T14:18:25.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description po_… */
                             id: string;
@@ -18108,6 +19000,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "poNumber": "PO-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "jobId": null,
+                         *       "status": "sent",
+                         *       "orderDate": "2026-10-06",
+                         *       "expectedDate": null,
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "pol_01JD554GSYH7QX1TR1DK3F8AGT",
+                         *           "description": "Hardwood mulch (yd)",
+                         *           "quantity": 20,
+                         *           "unitCost": 32.5,
+                         *           "amount": 650,
+                         *           "equipmentId": null
+                         *         },
+                         *         {
+                         *           "id": "pol_01JDM9KDFC1RYX3R9JER4165R0",
+                         *           "description": "Ice melt, 50 lb bag",
+                         *           "quantity": 40,
+                         *           "unitCost": 18.75,
+                         *           "amount": 750,
+                         *           "equipmentId": null
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "notes": null,
+                         *       "billId": null,
+                         *       "sentAt": "2026-10-06T14:18:25.000Z",
+                         *       "receivedAt": null,
+                         *       "cancelledAt": null,
+                         *       "createdAt": "2026-10-06T14:18:25.000Z",
+                         *       "updatedAt": "2026-10-06T14:18:25.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description po_… */
                             id: string;
@@ -18196,6 +19125,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "poNumber": "PO-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "jobId": null,
+                         *       "status": "sent",
+                         *       "orderDate": "2026-10-06",
+                         *       "expectedDate": null,
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "pol_01JD554GSYH7QX1TR1DK3F8AGT",
+                         *           "description": "Hardwood mulch (yd)",
+                         *           "quantity": 20,
+                         *           "unitCost": 32.5,
+                         *           "amount": 650,
+                         *           "equipmentId": null
+                         *         },
+                         *         {
+                         *           "id": "pol_01JDM9KDFC1RYX3R9JER4165R0",
+                         *           "description": "Ice melt, 50 lb bag",
+                         *           "quantity": 40,
+                         *           "unitCost": 18.75,
+                         *           "amount": 750,
+                         *           "equipmentId": null
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "notes": null,
+                         *       "billId": null,
+                         *       "sentAt": "2026-10-06T14:18:25.000Z",
+                         *       "receivedAt": null,
+                         *       "cancelledAt": null,
+                         *       "createdAt": "2026-10-06T14:18:25.000Z",
+                         *       "updatedAt": "2026-10-06T14:18:25.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description po_… */
                             id: string;
@@ -18284,6 +19250,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+                         *       "billNumber": "BILL-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "vendorReference": null,
+                         *       "status": "open",
+                         *       "billDate": "2026-10-09",
+                         *       "dueDate": "2026-11-08",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+                         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+                         *           "amount": 650,
+                         *           "accountCode": "5000"
+                         *         },
+                         *         {
+                         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+                         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+                         *           "amount": 750,
+                         *           "accountCode": "5000"
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "amountPaid": 0,
+                         *       "balance": 1400,
+                         *       "notes": "From purchase order PO-000001",
+                         *       "postedAt": "2026-10-09T16:41:03.000Z",
+                         *       "approvedAt": null,
+                         *       "approvedBy": null,
+                         *       "voidedAt": null,
+                         *       "createdAt": "2026-10-09T16:41:03.000Z",
+                         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description bil_… */
                             id: string;
@@ -18505,6 +19507,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+                         *       "billNumber": "BILL-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "vendorReference": null,
+                         *       "status": "open",
+                         *       "billDate": "2026-10-09",
+                         *       "dueDate": "2026-11-08",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+                         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+                         *           "amount": 650,
+                         *           "accountCode": "5000"
+                         *         },
+                         *         {
+                         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+                         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+                         *           "amount": 750,
+                         *           "accountCode": "5000"
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "amountPaid": 0,
+                         *       "balance": 1400,
+                         *       "notes": "From purchase order PO-000001",
+                         *       "postedAt": "2026-10-09T16:41:03.000Z",
+                         *       "approvedAt": null,
+                         *       "approvedBy": null,
+                         *       "voidedAt": null,
+                         *       "createdAt": "2026-10-09T16:41:03.000Z",
+                         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description bil_… */
                             id: string;
@@ -18592,6 +19630,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+                         *       "billNumber": "BILL-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "vendorReference": null,
+                         *       "status": "open",
+                         *       "billDate": "2026-10-09",
+                         *       "dueDate": "2026-11-08",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+                         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+                         *           "amount": 650,
+                         *           "accountCode": "5000"
+                         *         },
+                         *         {
+                         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+                         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+                         *           "amount": 750,
+                         *           "accountCode": "5000"
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "amountPaid": 0,
+                         *       "balance": 1400,
+                         *       "notes": "From purchase order PO-000001",
+                         *       "postedAt": "2026-10-09T16:41:03.000Z",
+                         *       "approvedAt": null,
+                         *       "approvedBy": null,
+                         *       "voidedAt": null,
+                         *       "createdAt": "2026-10-09T16:41:03.000Z",
+                         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description bil_… */
                             id: string;
@@ -18738,6 +19812,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+                         *       "billNumber": "BILL-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "vendorReference": null,
+                         *       "status": "open",
+                         *       "billDate": "2026-10-09",
+                         *       "dueDate": "2026-11-08",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+                         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+                         *           "amount": 650,
+                         *           "accountCode": "5000"
+                         *         },
+                         *         {
+                         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+                         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+                         *           "amount": 750,
+                         *           "accountCode": "5000"
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "amountPaid": 0,
+                         *       "balance": 1400,
+                         *       "notes": "From purchase order PO-000001",
+                         *       "postedAt": "2026-10-09T16:41:03.000Z",
+                         *       "approvedAt": null,
+                         *       "approvedBy": null,
+                         *       "voidedAt": null,
+                         *       "createdAt": "2026-10-09T16:41:03.000Z",
+                         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description bil_… */
                             id: string;
@@ -18832,6 +19942,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+                         *       "billNumber": "BILL-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "vendorReference": null,
+                         *       "status": "open",
+                         *       "billDate": "2026-10-09",
+                         *       "dueDate": "2026-11-08",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+                         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+                         *           "amount": 650,
+                         *           "accountCode": "5000"
+                         *         },
+                         *         {
+                         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+                         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+                         *           "amount": 750,
+                         *           "accountCode": "5000"
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "amountPaid": 0,
+                         *       "balance": 1400,
+                         *       "notes": "From purchase order PO-000001",
+                         *       "postedAt": "2026-10-09T16:41:03.000Z",
+                         *       "approvedAt": null,
+                         *       "approvedBy": null,
+                         *       "voidedAt": null,
+                         *       "createdAt": "2026-10-09T16:41:03.000Z",
+                         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description bil_… */
                             id: string;
@@ -18927,6 +20073,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+                         *       "billNumber": "BILL-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "vendorReference": null,
+                         *       "status": "open",
+                         *       "billDate": "2026-10-09",
+                         *       "dueDate": "2026-11-08",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+                         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+                         *           "amount": 650,
+                         *           "accountCode": "5000"
+                         *         },
+                         *         {
+                         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+                         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+                         *           "amount": 750,
+                         *           "accountCode": "5000"
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "amountPaid": 0,
+                         *       "balance": 1400,
+                         *       "notes": "From purchase order PO-000001",
+                         *       "postedAt": "2026-10-09T16:41:03.000Z",
+                         *       "approvedAt": null,
+                         *       "approvedBy": null,
+                         *       "voidedAt": null,
+                         *       "createdAt": "2026-10-09T16:41:03.000Z",
+                         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description bil_… */
                             id: string;
@@ -19022,6 +20204,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "bil_01JD8QJ4GNVMSEYRQ22DHPPK7F",
+                         *       "billNumber": "BILL-000001",
+                         *       "vendorId": "ven_01JDQ512TK6XX19Q7NGQ9EBD3Y",
+                         *       "purchaseOrderId": "po_01JDNE2M3CBFM0B8JK14ANS28B",
+                         *       "vendorReference": null,
+                         *       "status": "open",
+                         *       "billDate": "2026-10-09",
+                         *       "dueDate": "2026-11-08",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "bln_01JDKKENWVXE0MZ3H53Y2A0SB0",
+                         *           "description": "Hardwood mulch (yd) (20 × 32.50)",
+                         *           "amount": 650,
+                         *           "accountCode": "5000"
+                         *         },
+                         *         {
+                         *           "id": "bln_01JDXWS93NMP956TQ0CQEGNBJ9",
+                         *           "description": "Ice melt, 50 lb bag (40 × 18.75)",
+                         *           "amount": 750,
+                         *           "accountCode": "5000"
+                         *         }
+                         *       ],
+                         *       "total": 1400,
+                         *       "amountPaid": 0,
+                         *       "balance": 1400,
+                         *       "notes": "From purchase order PO-000001",
+                         *       "postedAt": "2026-10-09T16:41:03.000Z",
+                         *       "approvedAt": null,
+                         *       "approvedBy": null,
+                         *       "voidedAt": null,
+                         *       "createdAt": "2026-10-09T16:41:03.000Z",
+                         *       "updatedAt": "2026-10-09T16:41:03.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description bil_… */
                             id: string;
@@ -19851,6 +21069,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "wrt_01JD85XM5GAR5Y6H08ZACY2WPV",
+                         *       "name": "Maple Court HOA",
+                         *       "crewId": null,
+                         *       "depot": {
+                         *         "lat": 39.775,
+                         *         "lng": -89.66
+                         *       },
+                         *       "active": true,
+                         *       "stops": [
+                         *         {
+                         *           "id": "wst_01JD87ZHSVBHJM0JMRFBFT0PQC",
+                         *           "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *           "sequence": 1,
+                         *           "services": [
+                         *             "plow",
+                         *             "salt"
+                         *           ],
+                         *           "triggerInches": 2,
+                         *           "billing": {
+                         *             "mode": "per_push",
+                         *             "price": 65
+                         *           },
+                         *           "notes": "Pile snow left of the drive"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-02T13:27:09.000Z",
+                         *       "updatedAt": "2026-11-02T13:27:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description wrt_… */
                             id: string;
@@ -20761,6 +22010,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "wrt_01JD85XM5GAR5Y6H08ZACY2WPV",
+                         *       "name": "Maple Court HOA",
+                         *       "crewId": null,
+                         *       "depot": {
+                         *         "lat": 39.775,
+                         *         "lng": -89.66
+                         *       },
+                         *       "active": true,
+                         *       "stops": [
+                         *         {
+                         *           "id": "wst_01JD87ZHSVBHJM0JMRFBFT0PQC",
+                         *           "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *           "sequence": 1,
+                         *           "services": [
+                         *             "plow",
+                         *             "salt"
+                         *           ],
+                         *           "triggerInches": 2,
+                         *           "billing": {
+                         *             "mode": "per_push",
+                         *             "price": 65
+                         *           },
+                         *           "notes": "Pile snow left of the drive"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-02T13:27:09.000Z",
+                         *       "updatedAt": "2026-11-02T13:27:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description wrt_… */
                             id: string;
@@ -20876,6 +22156,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "wrt_01JD85XM5GAR5Y6H08ZACY2WPV",
+                         *       "name": "Maple Court HOA",
+                         *       "crewId": null,
+                         *       "depot": {
+                         *         "lat": 39.775,
+                         *         "lng": -89.66
+                         *       },
+                         *       "active": true,
+                         *       "stops": [
+                         *         {
+                         *           "id": "wst_01JD87ZHSVBHJM0JMRFBFT0PQC",
+                         *           "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *           "sequence": 1,
+                         *           "services": [
+                         *             "plow",
+                         *             "salt"
+                         *           ],
+                         *           "triggerInches": 2,
+                         *           "billing": {
+                         *             "mode": "per_push",
+                         *             "price": 65
+                         *           },
+                         *           "notes": "Pile snow left of the drive"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-02T13:27:09.000Z",
+                         *       "updatedAt": "2026-11-02T13:27:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description wrt_… */
                             id: string;
@@ -20975,6 +22286,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "wrt_01JD85XM5GAR5Y6H08ZACY2WPV",
+                         *       "name": "Maple Court HOA",
+                         *       "crewId": null,
+                         *       "depot": {
+                         *         "lat": 39.775,
+                         *         "lng": -89.66
+                         *       },
+                         *       "active": true,
+                         *       "stops": [
+                         *         {
+                         *           "id": "wst_01JD87ZHSVBHJM0JMRFBFT0PQC",
+                         *           "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *           "sequence": 1,
+                         *           "services": [
+                         *             "plow",
+                         *             "salt"
+                         *           ],
+                         *           "triggerInches": 2,
+                         *           "billing": {
+                         *             "mode": "per_push",
+                         *             "price": 65
+                         *           },
+                         *           "notes": "Pile snow left of the drive"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-02T13:27:09.000Z",
+                         *       "updatedAt": "2026-11-02T13:27:09.000Z"
+                         *     }
+                         */
                         data: {
                             /** @description wrt_… */
                             id: string;

@@ -95,7 +95,45 @@ export const Bill = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'bil_01JD8QJ4GNVMSEYRQ22DHPPK7F',
+        billNumber: 'BILL-000001',
+        vendorId: 'ven_01JDQ512TK6XX19Q7NGQ9EBD3Y',
+        purchaseOrderId: 'po_01JDNE2M3CBFM0B8JK14ANS28B',
+        vendorReference: null,
+        status: 'open',
+        billDate: '2026-10-09',
+        dueDate: '2026-11-08',
+        lineItems: [
+          {
+            id: 'bln_01JDKKENWVXE0MZ3H53Y2A0SB0',
+            description: 'Hardwood mulch (yd) (20 × 32.50)',
+            amount: 650,
+            accountCode: '5000',
+          },
+          {
+            id: 'bln_01JDXWS93NMP956TQ0CQEGNBJ9',
+            description: 'Ice melt, 50 lb bag (40 × 18.75)',
+            amount: 750,
+            accountCode: '5000',
+          },
+        ],
+        total: 1400,
+        amountPaid: 0,
+        balance: 1400,
+        notes: 'From purchase order PO-000001',
+        postedAt: '2026-10-09T16:41:03.000Z',
+        approvedAt: null,
+        approvedBy: null,
+        voidedAt: null,
+        createdAt: '2026-10-09T16:41:03.000Z',
+        updatedAt: '2026-10-09T16:41:03.000Z',
+      },
+    ],
+  },
 );
 
 export const BillListQuery = Type.Object(

@@ -59,7 +59,29 @@ export const Contract = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'con_01JDJH1F2408NVRK9AKCD2T2ZH',
+        title: '2026 lawn care season',
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        propertyId: 'prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U',
+        templateId: null,
+        amendsContractId: null,
+        status: 'draft',
+        startDate: '2026-04-01',
+        endDate: '2026-10-31',
+        totalValue: 1350,
+        services: [{ description: 'Weekly mowing, April to October', unitPrice: 45, quantity: 30, amount: 1350 }],
+        terms: 'Billed monthly; 14 days to pay.',
+        sentAt: null,
+        signedAt: null,
+        createdAt: '2026-03-20T10:05:51.000Z',
+        updatedAt: '2026-03-20T10:05:51.000Z',
+      },
+    ],
+  },
 );
 
 export const ContractActivityEntry = Type.Object(

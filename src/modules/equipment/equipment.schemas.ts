@@ -42,7 +42,26 @@ export const Equipment = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'eqp_01JD5F11PRM80W1FE0S9T3CQNC',
+        name: 'Snowplow truck #2',
+        category: 'truck',
+        make: 'Ford',
+        model: 'F-350 with Boss 8\'2" V-plow',
+        serialNumber: '1FT8W3BT4SEC12345',
+        purchaseDate: '2024-10-15',
+        purchaseCost: 68500,
+        hourMeter: 412.5,
+        notes: 'Plow mount serviced each October',
+        status: 'available',
+        createdAt: '2026-01-12T16:02:44.000Z',
+        updatedAt: '2026-01-12T16:02:44.000Z',
+      },
+    ],
+  },
 );
 
 const editable = {

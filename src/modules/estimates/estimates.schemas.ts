@@ -34,7 +34,58 @@ const estimateFields = {
   updatedAt: DateTime(),
 };
 
-export const Estimate = Type.Object(estimateFields, { additionalProperties: false });
+export const Estimate = Type.Object(estimateFields, {
+  additionalProperties: false,
+  examples: [
+    {
+      id: 'est_01JDT1J87807AWMNTTJAY9FFJC',
+      estimateNumber: 'EST-000001',
+      customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+      propertyId: null,
+      status: 'sent',
+      lineItems: [
+        {
+          id: 'lin_01JDBEC0MPVP0V17H59EY5VGBN',
+          serviceId: null,
+          description: 'Spring clean-up',
+          quantity: 1,
+          unitPrice: 180,
+          taxable: true,
+          amount: 180,
+        },
+        {
+          id: 'lin_01JD15E9GNXN7VKD4PZ55GA20F',
+          serviceId: null,
+          description: 'Mulch install (yd)',
+          quantity: 3,
+          unitPrice: 65,
+          taxable: true,
+          amount: 195,
+        },
+      ],
+      subtotal: 375,
+      taxRate: 8.25,
+      tax: 30.94,
+      total: 405.94,
+      estimateDate: '2026-03-15',
+      expirationDate: '2026-04-14',
+      notes: 'Spring clean-up and fresh mulch',
+      invoiceId: null,
+      sentAt: '2026-03-15T15:20:33.000Z',
+      viewedAt: null,
+      approvedAt: null,
+      declinedAt: null,
+      lastEmail: {
+        status: 'sent',
+        to: ['dana.whitfield@example.com'],
+        sentAt: '2026-03-15T15:20:33.000Z',
+        error: null,
+      },
+      createdAt: '2026-03-15T15:20:33.000Z',
+      updatedAt: '2026-03-15T15:20:33.000Z',
+    },
+  ],
+});
 export const SentEstimate = Type.Object(
   {
     ...estimateFields,

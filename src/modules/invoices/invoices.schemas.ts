@@ -45,7 +45,57 @@ const invoiceFields = {
   updatedAt: DateTime(),
 };
 
-export const Invoice = Type.Object(invoiceFields, { additionalProperties: false });
+export const Invoice = Type.Object(invoiceFields, {
+  additionalProperties: false,
+  examples: [
+    {
+      id: 'inv_01JDSE805A9PC85W11DRS12HVT',
+      invoiceNumber: 'INV-000001',
+      customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+      propertyId: 'prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U',
+      estimateId: null,
+      status: 'partially_paid',
+      lineItems: [
+        {
+          id: 'lin_01JD393C5PFTPE3J479AVV3GC8',
+          serviceId: null,
+          description: 'Weekly mowing',
+          quantity: 4,
+          unitPrice: 45,
+          taxable: true,
+          amount: 180,
+        },
+        {
+          id: 'lin_01JD7B0C1WEA7KS48F2X6X0VNK',
+          serviceId: null,
+          description: 'Hedge trimming',
+          quantity: 1.5,
+          unitPrice: 60,
+          taxable: true,
+          amount: 90,
+        },
+      ],
+      subtotal: 270,
+      taxRate: 8.25,
+      tax: 22.28,
+      total: 292.28,
+      amountPaid: 150,
+      balance: 142.28,
+      invoiceDate: '2026-04-30',
+      dueDate: '2026-05-30',
+      notes: 'April service',
+      sentAt: '2026-04-30T16:02:17.000Z',
+      lastEmail: {
+        status: 'sent',
+        to: ['dana.whitfield@example.com'],
+        sentAt: '2026-04-30T16:02:17.000Z',
+        error: null,
+      },
+      createdAt: '2026-04-30T16:02:17.000Z',
+      updatedAt: '2026-05-03T13:45:02.000Z',
+    },
+  ],
+});
 export const InvoiceDetail = Type.Object(
   { ...invoiceFields, payments: Type.Array(Payment, { description: 'Oldest first' }) },
   { additionalProperties: false },

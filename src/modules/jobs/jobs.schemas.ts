@@ -34,7 +34,23 @@ export const Job = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'job_01JDYY909VFHTXJTQTNYRZYAKQ',
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        propertyId: 'prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U',
+        status: 'scheduled',
+        scheduledDate: '2026-05-04',
+        assignedTo: [],
+        services: ['Mowing', 'Edging'],
+        notes: 'Bag the clippings',
+        createdAt: '2026-04-28T12:30:00.000Z',
+        updatedAt: '2026-04-28T12:30:00.000Z',
+      },
+    ],
+  },
 );
 
 export const ChecklistItem = Type.Object(

@@ -37,7 +37,27 @@ const paymentFields = {
   processorPaymentId: Nullable(Type.String({ description: 'Stripe PaymentIntent id (pi_…); null unless Stripe' })),
 };
 
-export const Payment = Type.Object(paymentFields, { additionalProperties: false });
+export const Payment = Type.Object(paymentFields, {
+  additionalProperties: false,
+  examples: [
+    {
+      id: 'pay_01JDX7EJFGTYTPRQYVHCSATN93',
+      amount: 150,
+      paymentDate: '2026-05-03',
+      method: 'check',
+      createdAt: '2026-05-03T13:45:02.000Z',
+      invoiceId: 'inv_01JDSE805A9PC85W11DRS12HVT',
+      invoiceNumber: 'INV-000001',
+      customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+      reference: 'Cheque 1042',
+      status: 'succeeded',
+      refundedAmount: 0,
+      unappliedAmount: 0,
+      origin: 'API',
+      processorPaymentId: null,
+    },
+  ],
+});
 export const PaymentDetail = Type.Object(
   { ...paymentFields, refunds: Type.Array(Refund, { description: 'Oldest first' }) },
   { additionalProperties: false },

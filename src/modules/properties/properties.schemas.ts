@@ -61,7 +61,28 @@ export const Property = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U',
+        customerId: 'cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA',
+        name: 'Front yard',
+        street: '18 Maple Court',
+        city: 'Springfield',
+        state: 'IL',
+        zip: '62704',
+        address: '18 Maple Court, Springfield, IL 62704',
+        accessNotes: 'Side gate; friendly dog',
+        gateCode: '4512',
+        lotSize: 8200,
+        lat: 39.7817,
+        lng: -89.6501,
+        createdAt: '2026-04-02T14:11:40.000Z',
+        updatedAt: '2026-04-02T14:11:40.000Z',
+      },
+    ],
+  },
 );
 
 export const PropertyListQuery = Type.Object(

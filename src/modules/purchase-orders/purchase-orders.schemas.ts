@@ -79,7 +79,46 @@ const poFields = {
   updatedAt: DateTime(),
 };
 
-export const PurchaseOrder = Type.Object(poFields, { additionalProperties: false });
+export const PurchaseOrder = Type.Object(poFields, {
+  additionalProperties: false,
+  examples: [
+    {
+      id: 'po_01JDNE2M3CBFM0B8JK14ANS28B',
+      poNumber: 'PO-000001',
+      vendorId: 'ven_01JDQ512TK6XX19Q7NGQ9EBD3Y',
+      jobId: null,
+      status: 'sent',
+      orderDate: '2026-10-06',
+      expectedDate: null,
+      lineItems: [
+        {
+          id: 'pol_01JD554GSYH7QX1TR1DK3F8AGT',
+          description: 'Hardwood mulch (yd)',
+          quantity: 20,
+          unitCost: 32.5,
+          amount: 650,
+          equipmentId: null,
+        },
+        {
+          id: 'pol_01JDM9KDFC1RYX3R9JER4165R0',
+          description: 'Ice melt, 50 lb bag',
+          quantity: 40,
+          unitCost: 18.75,
+          amount: 750,
+          equipmentId: null,
+        },
+      ],
+      total: 1400,
+      notes: null,
+      billId: null,
+      sentAt: '2026-10-06T14:18:25.000Z',
+      receivedAt: null,
+      cancelledAt: null,
+      createdAt: '2026-10-06T14:18:25.000Z',
+      updatedAt: '2026-10-06T14:18:25.000Z',
+    },
+  ],
+});
 export const SentPurchaseOrder = Type.Object(
   {
     ...poFields,

@@ -46,7 +46,24 @@ export const Vendor = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'ven_01JDQ512TK6XX19Q7NGQ9EBD3Y',
+        name: 'Prairie Mulch & Stone',
+        email: 'orders@prairiemulch.example',
+        phone: '+1 555 0187',
+        address: null,
+        paymentTermsDays: 30,
+        customPaymentTerms: true,
+        notes: null,
+        active: true,
+        createdAt: '2026-01-12T15:40:00.000Z',
+        updatedAt: '2026-01-12T15:40:00.000Z',
+      },
+    ],
+  },
 );
 
 export const VendorListQuery = Type.Object(

@@ -53,7 +53,23 @@ export const WebhookEndpoint = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'whk_01JD1N4M5T901XXJW96D1KM7QW',
+        url: 'https://hooks.example.com/crm',
+        events: ['invoice.paid', 'job.completed'],
+        description: 'Accounting sync',
+        active: true,
+        consecutiveFailures: 0,
+        deactivatedAt: null,
+        previousSecretExpiresAt: null,
+        createdAt: '2026-02-10T09:00:12.000Z',
+        updatedAt: '2026-02-10T09:00:12.000Z',
+      },
+    ],
+  },
 );
 
 export const CreatedWebhookEndpoint = Type.Object(

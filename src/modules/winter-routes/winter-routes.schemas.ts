@@ -79,7 +79,31 @@ export const Route = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'wrt_01JD85XM5GAR5Y6H08ZACY2WPV',
+        name: 'Maple Court HOA',
+        crewId: null,
+        depot: { lat: 39.775, lng: -89.66 },
+        active: true,
+        stops: [
+          {
+            id: 'wst_01JD87ZHSVBHJM0JMRFBFT0PQC',
+            propertyId: 'prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U',
+            sequence: 1,
+            services: ['plow', 'salt'],
+            triggerInches: 2,
+            billing: { mode: 'per_push', price: 65 },
+            notes: 'Pile snow left of the drive',
+          },
+        ],
+        createdAt: '2026-11-02T13:27:09.000Z',
+        updatedAt: '2026-11-02T13:27:09.000Z',
+      },
+    ],
+  },
 );
 
 export const CreateRouteBody = Type.Object(

@@ -1,24 +1,23 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, sql } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import { SMTPServer } from 'smtp-server';
-import { customers, events, organizations, properties, services } from '../../src/db/schema/index.js';
-import { deliverDueMail } from '../../src/modules/mail/mail.tasks.js';
-import { newId } from '../../src/platform/ids.js';
-import { inTenant } from '../../src/platform/tenancy.js';
-import type { Harness, TestUser } from '../harness.js';
+import { customers, events, jobs, organizations, properties, services } from '../src/db/schema/index.js';
+import { deliverDueMail } from '../src/modules/mail/mail.tasks.js';
+import { newId } from '../src/platform/ids.js';
+import { inTenant } from '../src/platform/tenancy.js';
+import type { Harness, TestUser } from './harness.js';
 
 /*
- * Billing test data written straight through the database (inside the tenant, so
- * RLS applies as in the service): customers, properties and catalog services do
- * not depend on the customers REST module.
+ * Test data shared by every folder. Seed rows are written straight through the
+ * database, inside the tenant (so RLS applies as in the services), so a test does
+ * not depend on another module's routes; reads go through the harness's superuser
+ * connection, so checks do not depend on the routes under test either.
  */
 
+type Org = Pick<TestUser, 'organizationId'>;
 const actor = { kind: 'user' as const, id: 'test-factory', role: 'owner' as const };
 
-export async function createCustomer(
-  h: Harness,
-  owner: Pick<TestUser, 'organizationId'>,
-  fields: Partial<typeof customers.$inferInsert> = {},
-) {
+export async function createCustomer(h: Harness, owner: Org, fields: Partial<typeof customers.$inferInsert> = {}) {
   return inTenant(h.database.db, owner.organizationId, actor, async (ctx) => {
     const [row] = await ctx.tx
       .insert(customers)
@@ -35,21 +34,31 @@ export async function createCustomer(
   });
 }
 
-export async function createProperty(h: Harness, owner: Pick<TestUser, 'organizationId'>, customerId: string) {
+export async function createProperty(
+  h: Harness,
+  owner: Org,
+  customerId: string,
+  fields: Partial<typeof properties.$inferInsert> = {},
+) {
   return inTenant(h.database.db, owner.organizationId, actor, async (ctx) => {
     const [row] = await ctx.tx
       .insert(properties)
-      .values({ id: newId('prp'), organizationId: ctx.organizationId, customerId, street: '1 Elm St' })
+      .values({
+        id: newId('prp'),
+        organizationId: ctx.organizationId,
+        customerId,
+        street: '400 Oak Ave',
+        city: 'Springfield',
+        state: 'IL',
+        zip: '62704',
+        ...fields,
+      })
       .returning();
     return row as typeof properties.$inferSelect;
   });
 }
 
-export async function createService(
-  h: Harness,
-  owner: Pick<TestUser, 'organizationId'>,
-  fields: Partial<typeof services.$inferInsert> = {},
-) {
+export async function createService(h: Harness, owner: Org, fields: Partial<typeof services.$inferInsert> = {}) {
   return inTenant(h.database.db, owner.organizationId, actor, async (ctx) => {
     const [row] = await ctx.tx
       .insert(services)
@@ -59,7 +68,24 @@ export async function createService(
   });
 }
 
-/** What PATCH /api/settings would store (that module is built elsewhere). */
+/** A job row in any status, written directly (to set up a transition under test). */
+export async function insertJob(
+  h: Harness,
+  owner: Org,
+  customerId: string,
+  status: string,
+  scheduledDate = '2026-06-01',
+) {
+  return inTenant(h.database.db, owner.organizationId, actor, async (ctx) => {
+    const [row] = await ctx.tx
+      .insert(jobs)
+      .values({ id: newId('job'), organizationId: ctx.organizationId, customerId, status, scheduledDate })
+      .returning();
+    return row as typeof jobs.$inferSelect;
+  });
+}
+
+/** What PATCH /api/settings would store. */
 export async function setSettings(h: Harness, organizationId: string, settings: Record<string, unknown>) {
   await h.admin.db
     .update(organizations)
@@ -67,20 +93,28 @@ export async function setSettings(h: Harness, organizationId: string, settings: 
     .where(eq(organizations.id, organizationId));
 }
 
+export const line = (description = 'Mowing', quantity = 1, unitPrice = 100) => ({ description, quantity, unitPrice });
+
 export interface EventRow {
   id: string;
   type: string;
   data: Record<string, unknown>;
+  /** 0 for an event caused by an API call, one more than its cause for one caused by a workflow. */
+  depth: number;
 }
 
-/** The organization's outbox, oldest first. */
-export async function eventsOf(h: Harness, organizationId: string): Promise<EventRow[]> {
+/** The organization's outbox, oldest first; `type` keeps only that type. */
+export async function eventsOf(h: Harness, organizationId: string, type?: string): Promise<EventRow[]> {
   const rows = await h.admin.db
-    .select()
+    .select({ id: events.id, type: events.type, data: events.data, depth: events.depth })
     .from(events)
-    .where(and(eq(events.organizationId, organizationId)))
+    .where(
+      type
+        ? and(eq(events.organizationId, organizationId), eq(events.type, type))
+        : eq(events.organizationId, organizationId),
+    )
     .orderBy(asc(events.createdAt), asc(events.id));
-  return rows.map((r) => ({ id: r.id, type: r.type, data: r.data as Record<string, unknown> }));
+  return rows.map((r) => ({ ...r, data: r.data as Record<string, unknown> }));
 }
 
 /** Events recorded by `fn` (compares the outbox before and after). */
@@ -90,7 +124,16 @@ export async function eventsDuring(h: Harness, organizationId: string, fn: () =>
   return (await eventsOf(h, organizationId)).filter((e) => !before.has(e.id));
 }
 
-export const line = (description = 'Mowing', quantity = 1, unitPrice = 100) => ({ description, quantity, unitPrice });
+export async function countEvents(h: Harness, organizationId: string, type?: string) {
+  return (await eventsOf(h, organizationId, type)).length;
+}
+
+/** Rows of a tenant table in one organization. */
+export async function countRows(h: Harness, table: PgTable & { organizationId: unknown }, organizationId: string) {
+  const t = table as PgTable & { organizationId: Parameters<typeof eq>[0] };
+  const [row] = await h.admin.db.select({ n: count() }).from(t).where(eq(t.organizationId, organizationId));
+  return Number(row?.n ?? 0);
+}
 
 export interface ReceivedMail {
   from: string;
