@@ -1,5 +1,5 @@
 import type { CatalogEvent } from '../../delivery/catalog.js';
-import { canTake, stateMachine, take } from '../../platform/state-machine.js';
+import { canTake, stateMachine } from '../../platform/state-machine.js';
 
 export const INVOICE_STATUSES = ['draft', 'sent', 'partially_paid', 'paid', 'overdue', 'void', 'written_off'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -99,14 +99,6 @@ export const TRIGGER_EVENT: Record<InvoiceTrigger, CatalogEvent | null> = {
 
 /** Only a draft is fully editable or deletable; later, only these fields may change. */
 export const LIMITED_EDIT_FIELDS = ['dueDate', 'notes'] as const;
-
-/**
- * Kept only for payments.service.ts (another change moves it to `take(invoiceMachine, …)`);
- * the invoice services use the machine directly.
- * @deprecated use `take(invoiceMachine, from, trigger)`.
- */
-export const nextInvoiceStatus = (from: InvoiceStatus, trigger: InvoiceTrigger): InvoiceStatus =>
-  take(invoiceMachine, from, trigger);
 
 /** Which states accept a payment at all (any row with a payment trigger). */
 export const acceptsPayment = (s: InvoiceStatus) => canTake(invoiceMachine, s, 'partial_payment');

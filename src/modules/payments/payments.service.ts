@@ -25,7 +25,7 @@ import {
   acceptsPayment,
   type InvoiceStatus,
   type InvoiceTrigger,
-  nextInvoiceStatus,
+  invoiceMachine,
   refundTrigger,
 } from '../invoices/invoices.transitions.js';
 import { getOrgSettings } from '../settings/settings.service.js';
@@ -212,7 +212,7 @@ export async function receivePayment(ctx: Ctx, invoice: InvoiceRow, input: Incom
     const [updated] = await ctx.tx
       .update(invoices)
       .set({
-        status: nextInvoiceStatus(status, trigger),
+        status: take(invoiceMachine, status, trigger),
         amountPaidCents: invoice.amountPaidCents + applied,
         updatedAt: new Date(),
       })
@@ -333,7 +333,7 @@ export async function refundPayment(ctx: Ctx, paymentId: string, input: Outgoing
     const [updated] = await ctx.tx
       .update(invoices)
       .set({
-        status: nextInvoiceStatus(invoice.status as InvoiceStatus, trigger),
+        status: take(invoiceMachine, invoice.status as InvoiceStatus, trigger),
         amountPaidCents: paidAfter,
         updatedAt: new Date(),
       })

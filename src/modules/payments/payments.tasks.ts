@@ -4,12 +4,16 @@ import type { Database } from '../../db/client.js';
 import { invoices, paymentIntents } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
+import { acceptsPayment, invoiceMachine } from '../invoices/invoices.transitions.js';
 import { cancelIntentOfClosedInvoice } from './payment-intents.service.js';
 import { type StripeDeps, stripeDeps } from './stripe-client.js';
 
 const BATCH = 50;
-/** Invoices that take no more card money: what the office recorded, voided or wrote off closed them. */
-const CLOSED_INVOICE_STATUSES = ['paid', 'void', 'written_off'];
+/**
+ * Invoices that take no more payments (paid, void, written off): what the office
+ * recorded, voided or wrote off closed them. Read from the invoice machine.
+ */
+const CLOSED_INVOICE_STATUSES = invoiceMachine.states.filter((s) => !acceptsPayment(s));
 
 /**
  * Open intents (waiting for the customer) of invoices closed otherwise: cash or check
