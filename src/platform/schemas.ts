@@ -85,6 +85,16 @@ export const PageQuery = {
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 /**
+ * The first OpenAPI example of an object schema, for a wider schema's example to start
+ * from (a detail answer = the list item + its nested parts), so the two cannot drift.
+ */
+export function exampleOf(schema: TSchema): Record<string, unknown> {
+  const [first] = ((schema as { examples?: unknown[] }).examples ?? []) as Array<Record<string, unknown>>;
+  if (!first) throw new Error('exampleOf: the schema has no example');
+  return first;
+}
+
+/**
  * An empty body for action routes: none at all, or `{}`. Fastify validates a
  * missing body as `null`, so `null` must be accepted explicitly.
  */

@@ -4416,7 +4416,66 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** InvoiceDetail */
+        /**
+         * InvoiceDetail
+         * @example {
+         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+         *       "invoiceNumber": "INV-000001",
+         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+         *       "estimateId": null,
+         *       "status": "partially_paid",
+         *       "lineItems": [
+         *         {
+         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+         *           "serviceId": null,
+         *           "description": "Weekly mowing",
+         *           "quantity": 4,
+         *           "unitPrice": 45,
+         *           "taxable": true,
+         *           "amount": 180
+         *         },
+         *         {
+         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+         *           "serviceId": null,
+         *           "description": "Hedge trimming",
+         *           "quantity": 1.5,
+         *           "unitPrice": 60,
+         *           "taxable": true,
+         *           "amount": 90
+         *         }
+         *       ],
+         *       "subtotal": 270,
+         *       "taxRate": 8.25,
+         *       "tax": 22.28,
+         *       "total": 292.28,
+         *       "amountPaid": 150,
+         *       "balance": 142.28,
+         *       "invoiceDate": "2026-04-30",
+         *       "dueDate": "2026-05-30",
+         *       "notes": "April service",
+         *       "sentAt": "2026-04-30T16:02:17.000Z",
+         *       "lastEmail": {
+         *         "status": "sent",
+         *         "to": [
+         *           "dana.whitfield@example.com"
+         *         ],
+         *         "sentAt": "2026-04-30T16:02:17.000Z",
+         *         "error": null
+         *       },
+         *       "createdAt": "2026-04-30T16:02:17.000Z",
+         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+         *       "payments": [
+         *         {
+         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+         *           "amount": 150,
+         *           "paymentDate": "2026-05-03",
+         *           "method": "check",
+         *           "createdAt": "2026-05-03T13:45:02.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         InvoiceDetail: {
             /** @description inv_… */
             id: string;
@@ -4753,7 +4812,36 @@ export interface components {
             origin: "API" | "STRIPE";
             processorPaymentId: string | null;
         };
-        /** PaymentDetail */
+        /**
+         * PaymentDetail
+         * @example {
+         *       "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+         *       "amount": 150,
+         *       "paymentDate": "2026-05-03",
+         *       "method": "check",
+         *       "createdAt": "2026-05-03T13:45:02.000Z",
+         *       "invoiceId": "inv_01JDSE805A9PC85W11DRS12HVT",
+         *       "invoiceNumber": "INV-000001",
+         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+         *       "reference": "Cheque 1042",
+         *       "status": "partially_refunded",
+         *       "refundedAmount": 20,
+         *       "unappliedAmount": 0,
+         *       "origin": "API",
+         *       "processorPaymentId": null,
+         *       "refunds": [
+         *         {
+         *           "id": "rfd_01JDXB2M4QK8R1T5V7X9Z1B3D5",
+         *           "paymentId": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+         *           "amount": 20,
+         *           "reason": "One visit skipped for rain",
+         *           "origin": "API",
+         *           "processorRefundId": null,
+         *           "createdAt": "2026-05-10T09:12:40.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         PaymentDetail: {
             /** @description pay_… */
             id: string;
@@ -8918,6 +9006,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "estimateId": null,
+                         *       "status": "partially_paid",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 4,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                         *           "serviceId": null,
+                         *           "description": "Hedge trimming",
+                         *           "quantity": 1.5,
+                         *           "unitPrice": 60,
+                         *           "taxable": true,
+                         *           "amount": 90
+                         *         }
+                         *       ],
+                         *       "subtotal": 270,
+                         *       "taxRate": 8.25,
+                         *       "tax": 22.28,
+                         *       "total": 292.28,
+                         *       "amountPaid": 150,
+                         *       "balance": 142.28,
+                         *       "invoiceDate": "2026-04-30",
+                         *       "dueDate": "2026-05-30",
+                         *       "notes": "April service",
+                         *       "sentAt": "2026-04-30T16:02:17.000Z",
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-04-30T16:02:17.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-04-30T16:02:17.000Z",
+                         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                         *       "payments": [
+                         *         {
+                         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 150,
+                         *           "paymentDate": "2026-05-03",
+                         *           "method": "check",
+                         *           "createdAt": "2026-05-03T13:45:02.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description inv_… */
                             id: string;
@@ -9044,6 +9191,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "estimateId": null,
+                         *       "status": "partially_paid",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 4,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                         *           "serviceId": null,
+                         *           "description": "Hedge trimming",
+                         *           "quantity": 1.5,
+                         *           "unitPrice": 60,
+                         *           "taxable": true,
+                         *           "amount": 90
+                         *         }
+                         *       ],
+                         *       "subtotal": 270,
+                         *       "taxRate": 8.25,
+                         *       "tax": 22.28,
+                         *       "total": 292.28,
+                         *       "amountPaid": 150,
+                         *       "balance": 142.28,
+                         *       "invoiceDate": "2026-04-30",
+                         *       "dueDate": "2026-05-30",
+                         *       "notes": "April service",
+                         *       "sentAt": "2026-04-30T16:02:17.000Z",
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-04-30T16:02:17.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-04-30T16:02:17.000Z",
+                         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                         *       "payments": [
+                         *         {
+                         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 150,
+                         *           "paymentDate": "2026-05-03",
+                         *           "method": "check",
+                         *           "createdAt": "2026-05-03T13:45:02.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description inv_… */
                             id: string;
@@ -9201,6 +9407,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "estimateId": null,
+                         *       "status": "partially_paid",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 4,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                         *           "serviceId": null,
+                         *           "description": "Hedge trimming",
+                         *           "quantity": 1.5,
+                         *           "unitPrice": 60,
+                         *           "taxable": true,
+                         *           "amount": 90
+                         *         }
+                         *       ],
+                         *       "subtotal": 270,
+                         *       "taxRate": 8.25,
+                         *       "tax": 22.28,
+                         *       "total": 292.28,
+                         *       "amountPaid": 150,
+                         *       "balance": 142.28,
+                         *       "invoiceDate": "2026-04-30",
+                         *       "dueDate": "2026-05-30",
+                         *       "notes": "April service",
+                         *       "sentAt": "2026-04-30T16:02:17.000Z",
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-04-30T16:02:17.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-04-30T16:02:17.000Z",
+                         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                         *       "payments": [
+                         *         {
+                         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 150,
+                         *           "paymentDate": "2026-05-03",
+                         *           "method": "check",
+                         *           "createdAt": "2026-05-03T13:45:02.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description inv_… */
                             id: string;
@@ -9391,6 +9656,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "estimateId": null,
+                         *       "status": "partially_paid",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 4,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                         *           "serviceId": null,
+                         *           "description": "Hedge trimming",
+                         *           "quantity": 1.5,
+                         *           "unitPrice": 60,
+                         *           "taxable": true,
+                         *           "amount": 90
+                         *         }
+                         *       ],
+                         *       "subtotal": 270,
+                         *       "taxRate": 8.25,
+                         *       "tax": 22.28,
+                         *       "total": 292.28,
+                         *       "amountPaid": 150,
+                         *       "balance": 142.28,
+                         *       "invoiceDate": "2026-04-30",
+                         *       "dueDate": "2026-05-30",
+                         *       "notes": "April service",
+                         *       "sentAt": "2026-04-30T16:02:17.000Z",
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-04-30T16:02:17.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-04-30T16:02:17.000Z",
+                         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                         *       "payments": [
+                         *         {
+                         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 150,
+                         *           "paymentDate": "2026-05-03",
+                         *           "method": "check",
+                         *           "createdAt": "2026-05-03T13:45:02.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description inv_… */
                             id: string;
@@ -9579,6 +9903,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "estimateId": null,
+                         *       "status": "partially_paid",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 4,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                         *           "serviceId": null,
+                         *           "description": "Hedge trimming",
+                         *           "quantity": 1.5,
+                         *           "unitPrice": 60,
+                         *           "taxable": true,
+                         *           "amount": 90
+                         *         }
+                         *       ],
+                         *       "subtotal": 270,
+                         *       "taxRate": 8.25,
+                         *       "tax": 22.28,
+                         *       "total": 292.28,
+                         *       "amountPaid": 150,
+                         *       "balance": 142.28,
+                         *       "invoiceDate": "2026-04-30",
+                         *       "dueDate": "2026-05-30",
+                         *       "notes": "April service",
+                         *       "sentAt": "2026-04-30T16:02:17.000Z",
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-04-30T16:02:17.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-04-30T16:02:17.000Z",
+                         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                         *       "payments": [
+                         *         {
+                         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 150,
+                         *           "paymentDate": "2026-05-03",
+                         *           "method": "check",
+                         *           "createdAt": "2026-05-03T13:45:02.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description inv_… */
                             id: string;
@@ -9850,6 +10233,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "estimateId": null,
+                         *       "status": "partially_paid",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 4,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                         *           "serviceId": null,
+                         *           "description": "Hedge trimming",
+                         *           "quantity": 1.5,
+                         *           "unitPrice": 60,
+                         *           "taxable": true,
+                         *           "amount": 90
+                         *         }
+                         *       ],
+                         *       "subtotal": 270,
+                         *       "taxRate": 8.25,
+                         *       "tax": 22.28,
+                         *       "total": 292.28,
+                         *       "amountPaid": 150,
+                         *       "balance": 142.28,
+                         *       "invoiceDate": "2026-04-30",
+                         *       "dueDate": "2026-05-30",
+                         *       "notes": "April service",
+                         *       "sentAt": "2026-04-30T16:02:17.000Z",
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-04-30T16:02:17.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-04-30T16:02:17.000Z",
+                         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                         *       "payments": [
+                         *         {
+                         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 150,
+                         *           "paymentDate": "2026-05-03",
+                         *           "method": "check",
+                         *           "createdAt": "2026-05-03T13:45:02.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description inv_… */
                             id: string;
@@ -9984,6 +10426,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "estimateId": null,
+                         *       "status": "partially_paid",
+                         *       "lineItems": [
+                         *         {
+                         *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 4,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 180
+                         *         },
+                         *         {
+                         *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                         *           "serviceId": null,
+                         *           "description": "Hedge trimming",
+                         *           "quantity": 1.5,
+                         *           "unitPrice": 60,
+                         *           "taxable": true,
+                         *           "amount": 90
+                         *         }
+                         *       ],
+                         *       "subtotal": 270,
+                         *       "taxRate": 8.25,
+                         *       "tax": 22.28,
+                         *       "total": 292.28,
+                         *       "amountPaid": 150,
+                         *       "balance": 142.28,
+                         *       "invoiceDate": "2026-04-30",
+                         *       "dueDate": "2026-05-30",
+                         *       "notes": "April service",
+                         *       "sentAt": "2026-04-30T16:02:17.000Z",
+                         *       "lastEmail": {
+                         *         "status": "sent",
+                         *         "to": [
+                         *           "dana.whitfield@example.com"
+                         *         ],
+                         *         "sentAt": "2026-04-30T16:02:17.000Z",
+                         *         "error": null
+                         *       },
+                         *       "createdAt": "2026-04-30T16:02:17.000Z",
+                         *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                         *       "payments": [
+                         *         {
+                         *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 150,
+                         *           "paymentDate": "2026-05-03",
+                         *           "method": "check",
+                         *           "createdAt": "2026-05-03T13:45:02.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description inv_… */
                             id: string;
@@ -10205,6 +10706,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *       "amount": 150,
+                         *       "paymentDate": "2026-05-03",
+                         *       "method": "check",
+                         *       "createdAt": "2026-05-03T13:45:02.000Z",
+                         *       "invoiceId": "inv_01JDSE805A9PC85W11DRS12HVT",
+                         *       "invoiceNumber": "INV-000001",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "reference": "Cheque 1042",
+                         *       "status": "partially_refunded",
+                         *       "refundedAmount": 20,
+                         *       "unappliedAmount": 0,
+                         *       "origin": "API",
+                         *       "processorPaymentId": null,
+                         *       "refunds": [
+                         *         {
+                         *           "id": "rfd_01JDXB2M4QK8R1T5V7X9Z1B3D5",
+                         *           "paymentId": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                         *           "amount": 20,
+                         *           "reason": "One visit skipped for rain",
+                         *           "origin": "API",
+                         *           "processorRefundId": null,
+                         *           "createdAt": "2026-05-10T09:12:40.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description pay_… */
                             id: string;
@@ -10330,6 +10860,35 @@ export interface operations {
                                  */
                                 createdAt: string;
                             };
+                            /**
+                             * @example {
+                             *       "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                             *       "amount": 150,
+                             *       "paymentDate": "2026-05-03",
+                             *       "method": "check",
+                             *       "createdAt": "2026-05-03T13:45:02.000Z",
+                             *       "invoiceId": "inv_01JDSE805A9PC85W11DRS12HVT",
+                             *       "invoiceNumber": "INV-000001",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "reference": "Cheque 1042",
+                             *       "status": "partially_refunded",
+                             *       "refundedAmount": 20,
+                             *       "unappliedAmount": 0,
+                             *       "origin": "API",
+                             *       "processorPaymentId": null,
+                             *       "refunds": [
+                             *         {
+                             *           "id": "rfd_01JDXB2M4QK8R1T5V7X9Z1B3D5",
+                             *           "paymentId": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                             *           "amount": 20,
+                             *           "reason": "One visit skipped for rain",
+                             *           "origin": "API",
+                             *           "processorRefundId": null,
+                             *           "createdAt": "2026-05-10T09:12:40.000Z"
+                             *         }
+                             *       ]
+                             *     }
+                             */
                             payment: {
                                 /** @description pay_… */
                                 id: string;
@@ -10392,6 +10951,65 @@ export interface operations {
                                     createdAt: string;
                                 }[];
                             };
+                            /**
+                             * @example {
+                             *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                             *       "invoiceNumber": "INV-000001",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                             *       "estimateId": null,
+                             *       "status": "partially_paid",
+                             *       "lineItems": [
+                             *         {
+                             *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                             *           "serviceId": null,
+                             *           "description": "Weekly mowing",
+                             *           "quantity": 4,
+                             *           "unitPrice": 45,
+                             *           "taxable": true,
+                             *           "amount": 180
+                             *         },
+                             *         {
+                             *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                             *           "serviceId": null,
+                             *           "description": "Hedge trimming",
+                             *           "quantity": 1.5,
+                             *           "unitPrice": 60,
+                             *           "taxable": true,
+                             *           "amount": 90
+                             *         }
+                             *       ],
+                             *       "subtotal": 270,
+                             *       "taxRate": 8.25,
+                             *       "tax": 22.28,
+                             *       "total": 292.28,
+                             *       "amountPaid": 150,
+                             *       "balance": 142.28,
+                             *       "invoiceDate": "2026-04-30",
+                             *       "dueDate": "2026-05-30",
+                             *       "notes": "April service",
+                             *       "sentAt": "2026-04-30T16:02:17.000Z",
+                             *       "lastEmail": {
+                             *         "status": "sent",
+                             *         "to": [
+                             *           "dana.whitfield@example.com"
+                             *         ],
+                             *         "sentAt": "2026-04-30T16:02:17.000Z",
+                             *         "error": null
+                             *       },
+                             *       "createdAt": "2026-04-30T16:02:17.000Z",
+                             *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                             *       "payments": [
+                             *         {
+                             *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                             *           "amount": 150,
+                             *           "paymentDate": "2026-05-03",
+                             *           "method": "check",
+                             *           "createdAt": "2026-05-03T13:45:02.000Z"
+                             *         }
+                             *       ]
+                             *     }
+                             */
                             invoice: {
                                 /** @description inv_… */
                                 id: string;
@@ -12672,6 +13290,65 @@ export interface operations {
                                  */
                                 updatedAt: string;
                             };
+                            /**
+                             * @example {
+                             *       "id": "inv_01JDSE805A9PC85W11DRS12HVT",
+                             *       "invoiceNumber": "INV-000001",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                             *       "estimateId": null,
+                             *       "status": "partially_paid",
+                             *       "lineItems": [
+                             *         {
+                             *           "id": "lin_01JD393C5PFTPE3J479AVV3GC8",
+                             *           "serviceId": null,
+                             *           "description": "Weekly mowing",
+                             *           "quantity": 4,
+                             *           "unitPrice": 45,
+                             *           "taxable": true,
+                             *           "amount": 180
+                             *         },
+                             *         {
+                             *           "id": "lin_01JD7B0C1WEA7KS48F2X6X0VNK",
+                             *           "serviceId": null,
+                             *           "description": "Hedge trimming",
+                             *           "quantity": 1.5,
+                             *           "unitPrice": 60,
+                             *           "taxable": true,
+                             *           "amount": 90
+                             *         }
+                             *       ],
+                             *       "subtotal": 270,
+                             *       "taxRate": 8.25,
+                             *       "tax": 22.28,
+                             *       "total": 292.28,
+                             *       "amountPaid": 150,
+                             *       "balance": 142.28,
+                             *       "invoiceDate": "2026-04-30",
+                             *       "dueDate": "2026-05-30",
+                             *       "notes": "April service",
+                             *       "sentAt": "2026-04-30T16:02:17.000Z",
+                             *       "lastEmail": {
+                             *         "status": "sent",
+                             *         "to": [
+                             *           "dana.whitfield@example.com"
+                             *         ],
+                             *         "sentAt": "2026-04-30T16:02:17.000Z",
+                             *         "error": null
+                             *       },
+                             *       "createdAt": "2026-04-30T16:02:17.000Z",
+                             *       "updatedAt": "2026-05-03T13:45:02.000Z",
+                             *       "payments": [
+                             *         {
+                             *           "id": "pay_01JDX7EJFGTYTPRQYVHCSATN93",
+                             *           "amount": 150,
+                             *           "paymentDate": "2026-05-03",
+                             *           "method": "check",
+                             *           "createdAt": "2026-05-03T13:45:02.000Z"
+                             *         }
+                             *       ]
+                             *     }
+                             */
                             invoice: {
                                 /** @description inv_… */
                                 id: string;
@@ -12928,6 +13605,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "status": "scheduled",
+                         *       "scheduledDate": "2026-05-04",
+                         *       "assignedTo": [],
+                         *       "services": [
+                         *         "Mowing",
+                         *         "Edging"
+                         *       ],
+                         *       "notes": "Bag the clippings",
+                         *       "createdAt": "2026-04-28T12:30:00.000Z",
+                         *       "updatedAt": "2026-04-28T12:30:00.000Z",
+                         *       "checklist": [
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4P",
+                         *           "text": "Mow front and back",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         },
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4Q",
+                         *           "text": "Edge the driveway",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         }
+                         *       ],
+                         *       "activity": [
+                         *         {
+                         *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
+                         *           "type": "created",
+                         *           "message": "Job created for 2026-05-04",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-04-28T12:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description job_… */
                             id: string;
@@ -13099,6 +13816,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "status": "scheduled",
+                         *       "scheduledDate": "2026-05-04",
+                         *       "assignedTo": [],
+                         *       "services": [
+                         *         "Mowing",
+                         *         "Edging"
+                         *       ],
+                         *       "notes": "Bag the clippings",
+                         *       "createdAt": "2026-04-28T12:30:00.000Z",
+                         *       "updatedAt": "2026-04-28T12:30:00.000Z",
+                         *       "checklist": [
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4P",
+                         *           "text": "Mow front and back",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         },
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4Q",
+                         *           "text": "Edge the driveway",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         }
+                         *       ],
+                         *       "activity": [
+                         *         {
+                         *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
+                         *           "type": "created",
+                         *           "message": "Job created for 2026-05-04",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-04-28T12:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description job_… */
                             id: string;
@@ -13208,6 +13965,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "status": "scheduled",
+                         *       "scheduledDate": "2026-05-04",
+                         *       "assignedTo": [],
+                         *       "services": [
+                         *         "Mowing",
+                         *         "Edging"
+                         *       ],
+                         *       "notes": "Bag the clippings",
+                         *       "createdAt": "2026-04-28T12:30:00.000Z",
+                         *       "updatedAt": "2026-04-28T12:30:00.000Z",
+                         *       "checklist": [
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4P",
+                         *           "text": "Mow front and back",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         },
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4Q",
+                         *           "text": "Edge the driveway",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         }
+                         *       ],
+                         *       "activity": [
+                         *         {
+                         *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
+                         *           "type": "created",
+                         *           "message": "Job created for 2026-05-04",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-04-28T12:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description job_… */
                             id: string;
@@ -13350,6 +14147,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "status": "scheduled",
+                         *       "scheduledDate": "2026-05-04",
+                         *       "assignedTo": [],
+                         *       "services": [
+                         *         "Mowing",
+                         *         "Edging"
+                         *       ],
+                         *       "notes": "Bag the clippings",
+                         *       "createdAt": "2026-04-28T12:30:00.000Z",
+                         *       "updatedAt": "2026-04-28T12:30:00.000Z",
+                         *       "checklist": [
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4P",
+                         *           "text": "Mow front and back",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         },
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4Q",
+                         *           "text": "Edge the driveway",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         }
+                         *       ],
+                         *       "activity": [
+                         *         {
+                         *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
+                         *           "type": "created",
+                         *           "message": "Job created for 2026-05-04",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-04-28T12:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description job_… */
                             id: string;
@@ -13446,6 +14283,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "status": "scheduled",
+                         *       "scheduledDate": "2026-05-04",
+                         *       "assignedTo": [],
+                         *       "services": [
+                         *         "Mowing",
+                         *         "Edging"
+                         *       ],
+                         *       "notes": "Bag the clippings",
+                         *       "createdAt": "2026-04-28T12:30:00.000Z",
+                         *       "updatedAt": "2026-04-28T12:30:00.000Z",
+                         *       "checklist": [
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4P",
+                         *           "text": "Mow front and back",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         },
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4Q",
+                         *           "text": "Edge the driveway",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         }
+                         *       ],
+                         *       "activity": [
+                         *         {
+                         *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
+                         *           "type": "created",
+                         *           "message": "Job created for 2026-05-04",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-04-28T12:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description job_… */
                             id: string;
@@ -13544,6 +14421,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "status": "scheduled",
+                         *       "scheduledDate": "2026-05-04",
+                         *       "assignedTo": [],
+                         *       "services": [
+                         *         "Mowing",
+                         *         "Edging"
+                         *       ],
+                         *       "notes": "Bag the clippings",
+                         *       "createdAt": "2026-04-28T12:30:00.000Z",
+                         *       "updatedAt": "2026-04-28T12:30:00.000Z",
+                         *       "checklist": [
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4P",
+                         *           "text": "Mow front and back",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         },
+                         *         {
+                         *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4Q",
+                         *           "text": "Edge the driveway",
+                         *           "completed": false,
+                         *           "completedAt": null
+                         *         }
+                         *       ],
+                         *       "activity": [
+                         *         {
+                         *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
+                         *           "type": "created",
+                         *           "message": "Job created for 2026-05-04",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-04-28T12:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             /** @description job_… */
                             id: string;
@@ -14094,6 +15011,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "con_01JDJH1F2408NVRK9AKCD2T2ZH",
+                         *       "title": "2026 lawn care season",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "templateId": null,
+                         *       "amendsContractId": null,
+                         *       "status": "draft",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "totalValue": 1350,
+                         *       "services": [
+                         *         {
+                         *           "description": "Weekly mowing, April to October",
+                         *           "unitPrice": 45,
+                         *           "quantity": 30,
+                         *           "amount": 1350
+                         *         }
+                         *       ],
+                         *       "terms": "Billed monthly; 14 days to pay.",
+                         *       "sentAt": null,
+                         *       "signedAt": null,
+                         *       "createdAt": "2026-03-20T10:05:51.000Z",
+                         *       "updatedAt": "2026-03-20T10:05:51.000Z",
+                         *       "content": "Lawn care agreement between Greenway Landscaping and Dana Whitfield for 2026.\n\nBilled monthly; 14 days to pay.",
+                         *       "signature": null,
+                         *       "amendments": [],
+                         *       "activity": [
+                         *         {
+                         *           "id": "cac_01JDJH1F3519PWSLAB2DE3U3ZJ",
+                         *           "type": "created",
+                         *           "description": "Contract created",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-03-20T10:05:51.000Z"
+                         *         }
+                         *       ],
+                         *       "lastEmail": null
+                         *     }
+                         */
                         data: {
                             /** @description con_… */
                             id: string;
@@ -14220,6 +15177,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "con_01JDJH1F2408NVRK9AKCD2T2ZH",
+                         *       "title": "2026 lawn care season",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "templateId": null,
+                         *       "amendsContractId": null,
+                         *       "status": "draft",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "totalValue": 1350,
+                         *       "services": [
+                         *         {
+                         *           "description": "Weekly mowing, April to October",
+                         *           "unitPrice": 45,
+                         *           "quantity": 30,
+                         *           "amount": 1350
+                         *         }
+                         *       ],
+                         *       "terms": "Billed monthly; 14 days to pay.",
+                         *       "sentAt": null,
+                         *       "signedAt": null,
+                         *       "createdAt": "2026-03-20T10:05:51.000Z",
+                         *       "updatedAt": "2026-03-20T10:05:51.000Z",
+                         *       "content": "Lawn care agreement between Greenway Landscaping and Dana Whitfield for 2026.\n\nBilled monthly; 14 days to pay.",
+                         *       "signature": null,
+                         *       "amendments": [],
+                         *       "activity": [
+                         *         {
+                         *           "id": "cac_01JDJH1F3519PWSLAB2DE3U3ZJ",
+                         *           "type": "created",
+                         *           "description": "Contract created",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-03-20T10:05:51.000Z"
+                         *         }
+                         *       ],
+                         *       "lastEmail": null
+                         *     }
+                         */
                         data: {
                             /** @description con_… */
                             id: string;
@@ -14362,6 +15359,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "con_01JDJH1F2408NVRK9AKCD2T2ZH",
+                         *       "title": "2026 lawn care season",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "templateId": null,
+                         *       "amendsContractId": null,
+                         *       "status": "draft",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "totalValue": 1350,
+                         *       "services": [
+                         *         {
+                         *           "description": "Weekly mowing, April to October",
+                         *           "unitPrice": 45,
+                         *           "quantity": 30,
+                         *           "amount": 1350
+                         *         }
+                         *       ],
+                         *       "terms": "Billed monthly; 14 days to pay.",
+                         *       "sentAt": null,
+                         *       "signedAt": null,
+                         *       "createdAt": "2026-03-20T10:05:51.000Z",
+                         *       "updatedAt": "2026-03-20T10:05:51.000Z",
+                         *       "content": "Lawn care agreement between Greenway Landscaping and Dana Whitfield for 2026.\n\nBilled monthly; 14 days to pay.",
+                         *       "signature": null,
+                         *       "amendments": [],
+                         *       "activity": [
+                         *         {
+                         *           "id": "cac_01JDJH1F3519PWSLAB2DE3U3ZJ",
+                         *           "type": "created",
+                         *           "description": "Contract created",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-03-20T10:05:51.000Z"
+                         *         }
+                         *       ],
+                         *       "lastEmail": null
+                         *     }
+                         */
                         data: {
                             /** @description con_… */
                             id: string;
@@ -14507,6 +15544,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "con_01JDJH1F2408NVRK9AKCD2T2ZH",
+                         *       "title": "2026 lawn care season",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "templateId": null,
+                         *       "amendsContractId": null,
+                         *       "status": "draft",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "totalValue": 1350,
+                         *       "services": [
+                         *         {
+                         *           "description": "Weekly mowing, April to October",
+                         *           "unitPrice": 45,
+                         *           "quantity": 30,
+                         *           "amount": 1350
+                         *         }
+                         *       ],
+                         *       "terms": "Billed monthly; 14 days to pay.",
+                         *       "sentAt": null,
+                         *       "signedAt": null,
+                         *       "createdAt": "2026-03-20T10:05:51.000Z",
+                         *       "updatedAt": "2026-03-20T10:05:51.000Z",
+                         *       "content": "Lawn care agreement between Greenway Landscaping and Dana Whitfield for 2026.\n\nBilled monthly; 14 days to pay.",
+                         *       "signature": null,
+                         *       "amendments": [],
+                         *       "activity": [
+                         *         {
+                         *           "id": "cac_01JDJH1F3519PWSLAB2DE3U3ZJ",
+                         *           "type": "created",
+                         *           "description": "Contract created",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-03-20T10:05:51.000Z"
+                         *         }
+                         *       ],
+                         *       "lastEmail": null
+                         *     }
+                         */
                         data: {
                             /** @description con_… */
                             id: string;
@@ -14791,6 +15868,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "con_01JDJH1F2408NVRK9AKCD2T2ZH",
+                         *       "title": "2026 lawn care season",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "templateId": null,
+                         *       "amendsContractId": null,
+                         *       "status": "draft",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "totalValue": 1350,
+                         *       "services": [
+                         *         {
+                         *           "description": "Weekly mowing, April to October",
+                         *           "unitPrice": 45,
+                         *           "quantity": 30,
+                         *           "amount": 1350
+                         *         }
+                         *       ],
+                         *       "terms": "Billed monthly; 14 days to pay.",
+                         *       "sentAt": null,
+                         *       "signedAt": null,
+                         *       "createdAt": "2026-03-20T10:05:51.000Z",
+                         *       "updatedAt": "2026-03-20T10:05:51.000Z",
+                         *       "content": "Lawn care agreement between Greenway Landscaping and Dana Whitfield for 2026.\n\nBilled monthly; 14 days to pay.",
+                         *       "signature": null,
+                         *       "amendments": [],
+                         *       "activity": [
+                         *         {
+                         *           "id": "cac_01JDJH1F3519PWSLAB2DE3U3ZJ",
+                         *           "type": "created",
+                         *           "description": "Contract created",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-03-20T10:05:51.000Z"
+                         *         }
+                         *       ],
+                         *       "lastEmail": null
+                         *     }
+                         */
                         data: {
                             /** @description con_… */
                             id: string;
@@ -14925,6 +16042,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "con_01JDJH1F2408NVRK9AKCD2T2ZH",
+                         *       "title": "2026 lawn care season",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "templateId": null,
+                         *       "amendsContractId": null,
+                         *       "status": "draft",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "totalValue": 1350,
+                         *       "services": [
+                         *         {
+                         *           "description": "Weekly mowing, April to October",
+                         *           "unitPrice": 45,
+                         *           "quantity": 30,
+                         *           "amount": 1350
+                         *         }
+                         *       ],
+                         *       "terms": "Billed monthly; 14 days to pay.",
+                         *       "sentAt": null,
+                         *       "signedAt": null,
+                         *       "createdAt": "2026-03-20T10:05:51.000Z",
+                         *       "updatedAt": "2026-03-20T10:05:51.000Z",
+                         *       "content": "Lawn care agreement between Greenway Landscaping and Dana Whitfield for 2026.\n\nBilled monthly; 14 days to pay.",
+                         *       "signature": null,
+                         *       "amendments": [],
+                         *       "activity": [
+                         *         {
+                         *           "id": "cac_01JDJH1F3519PWSLAB2DE3U3ZJ",
+                         *           "type": "created",
+                         *           "description": "Contract created",
+                         *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                         *           "createdAt": "2026-03-20T10:05:51.000Z"
+                         *         }
+                         *       ],
+                         *       "lastEmail": null
+                         *     }
+                         */
                         data: {
                             /** @description con_… */
                             id: string;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { StringEnum } from '../../platform/enum.js';
-import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { CONTRACT_STATUSES } from './contracts.states.js';
 
@@ -127,7 +127,28 @@ export const ContractDetail = Type.Object(
     activity: Type.Array(ContractActivityEntry, { description: 'Chronological' }),
     lastEmail: LastEmail,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        ...exampleOf(Contract),
+        content:
+          'Lawn care agreement between Greenway Landscaping and Dana Whitfield for 2026.\n\nBilled monthly; 14 days to pay.',
+        signature: null,
+        amendments: [],
+        activity: [
+          {
+            id: 'cac_01JDJH1F3519PWSLAB2DE3U3ZJ',
+            type: 'created',
+            description: 'Contract created',
+            actorId: 'usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I',
+            createdAt: '2026-03-20T10:05:51.000Z',
+          },
+        ],
+        lastEmail: null,
+      },
+    ],
+  },
 );
 
 export const SentContract = Type.Object(

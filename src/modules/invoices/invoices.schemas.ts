@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../platform/enum.js';
-import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { LastEmail } from '../mail/mail.schemas.js';
@@ -98,7 +98,23 @@ export const Invoice = Type.Object(invoiceFields, {
 });
 export const InvoiceDetail = Type.Object(
   { ...invoiceFields, payments: Type.Array(Payment, { description: 'Oldest first' }) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        ...exampleOf(Invoice),
+        payments: [
+          {
+            id: 'pay_01JDX7EJFGTYTPRQYVHCSATN93',
+            amount: 150,
+            paymentDate: '2026-05-03',
+            method: 'check',
+            createdAt: '2026-05-03T13:45:02.000Z',
+          },
+        ],
+      },
+    ],
+  },
 );
 export const SentInvoice = Type.Object(
   {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
-import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
+import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '../../platform/schemas.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
 const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
@@ -83,7 +83,27 @@ export const JobDetail = Type.Object(
     checklist: Type.Array(ChecklistItem, { description: 'In the order given at creation' }),
     activity: Type.Array(JobActivityEntry, { description: 'Chronological, oldest first' }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        ...exampleOf(Job),
+        checklist: [
+          { id: 'jci_01JDYY90A1M6X3RVB8QK2T7C4P', text: 'Mow front and back', completed: false, completedAt: null },
+          { id: 'jci_01JDYY90A1M6X3RVB8QK2T7C4Q', text: 'Edge the driveway', completed: false, completedAt: null },
+        ],
+        activity: [
+          {
+            id: 'jac_01JDYY90B2N7Y4SWC9RM3V8D5R',
+            type: 'created',
+            message: 'Job created for 2026-05-04',
+            actorId: 'usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I',
+            createdAt: '2026-04-28T12:30:00.000Z',
+          },
+        ],
+      },
+    ],
+  },
 );
 
 export const CreateJobBody = Type.Object(

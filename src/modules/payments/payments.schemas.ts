@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../platform/enum.js';
-import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 import { InvoiceDetail, PAYMENT_METHODS } from '../invoices/invoices.schemas.js';
 import { PAYMENT_ORIGINS, PAYMENT_STATUSES, REFUND_ORIGINS } from './payments.states.js';
 
@@ -60,7 +60,27 @@ export const Payment = Type.Object(paymentFields, {
 });
 export const PaymentDetail = Type.Object(
   { ...paymentFields, refunds: Type.Array(Refund, { description: 'Oldest first' }) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        ...exampleOf(Payment),
+        status: 'partially_refunded',
+        refundedAmount: 20,
+        refunds: [
+          {
+            id: 'rfd_01JDXB2M4QK8R1T5V7X9Z1B3D5',
+            paymentId: 'pay_01JDX7EJFGTYTPRQYVHCSATN93',
+            amount: 20,
+            reason: 'One visit skipped for rain',
+            origin: 'API',
+            processorRefundId: null,
+            createdAt: '2026-05-10T09:12:40.000Z',
+          },
+        ],
+      },
+    ],
+  },
 );
 
 const Bound = (description: string) => Type.String({ minLength: 1, maxLength: 40, description });
