@@ -7,7 +7,7 @@ import { createHarness, type Harness } from '../harness.js';
 /** Debian's chromium (`.ci/run` installs it when missing); playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** `CONSOLE_SCREENSHOTS=1 npx vitest run test/console` refreshes docs/console/*.png (README, "Web console"). */
+/** `CONSOLE_SCREENSHOTS=1 npx vitest run test/console` refreshes docs/console/*.png and docs/portal/*.png (README). */
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
 
 export interface ConsoleServer {
@@ -118,8 +118,8 @@ export async function expectAccessibleControls(page: Page): Promise<void> {
   expect(named.length).toBeGreaterThanOrEqual(controls);
 }
 
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, dir = 'docs/console'): Promise<void> {
   if (!SCREENSHOTS) return;
-  mkdirSync('docs/console', { recursive: true });
-  await page.screenshot({ path: `docs/console/${name}.png`, fullPage: true });
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
 }

@@ -30,10 +30,22 @@ describe('settings', () => {
       companyEmail: null,
       companyPhone: null,
       companyAddress: null,
+      stripePublishableKey: null,
       stripeWebhookConfigured: false,
       stripeSecretKeyConfigured: false,
       plan: 'business',
     });
+  });
+
+  it('keeps the Stripe publishable key readable (it is public) and refuses a secret key in its place', async () => {
+    const set = await owner.call('PATCH', '/api/settings', { stripePublishableKey: 'pk_test_abcdefgh12345678' });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json().data.stripePublishableKey).toBe('pk_test_abcdefgh12345678');
+    const wrong = await owner.call('PATCH', '/api/settings', { stripePublishableKey: 'sk_test_abcdefgh12345678' });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.json().error.details[0].field).toBe('stripePublishableKey');
+    const cleared = await owner.call('PATCH', '/api/settings', { stripePublishableKey: null });
+    expect(cleared.json().data.stripePublishableKey).toBeNull();
   });
 
   it('lets owner/admin change settings, which getOrgSettings then returns', async () => {

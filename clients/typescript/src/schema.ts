@@ -298,7 +298,7 @@ export interface paths {
         };
         /**
          * Open a document from a customer link (records the view)
-         * @description The token in the emailed link is the only credential. A sent estimate or contract becomes viewed.
+         * @description The token in the emailed link is the only credential. A sent estimate or contract becomes viewed. This is also the link in the mail: a browser (an Accept header preferring text/html over application/json) is answered 303 to the customer page /portal/{token}; any other client (no Accept, *\/*, application/json) gets this JSON.
          *
          *     No credentials needed.
          */
@@ -7162,6 +7162,7 @@ export interface operations {
                             companyEmail: string | null;
                             companyPhone: string | null;
                             companyAddress: string | null;
+                            stripePublishableKey: string | null;
                             /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
                             stripeWebhookConfigured: boolean;
                             /** @description Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown) */
@@ -7205,6 +7206,7 @@ export interface operations {
                     companyEmail?: string | null;
                     companyPhone?: string | null;
                     companyAddress?: string | null;
+                    stripePublishableKey?: string | null;
                     stripeWebhookSecret?: string | null;
                     stripeSecretKey?: string | null;
                 };
@@ -7235,6 +7237,7 @@ export interface operations {
                             companyEmail: string | null;
                             companyPhone: string | null;
                             companyAddress: string | null;
+                            stripePublishableKey: string | null;
                             /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
                             stripeWebhookConfigured: boolean;
                             /** @description Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown) */

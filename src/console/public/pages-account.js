@@ -238,6 +238,11 @@ export function SettingsPage({ org }) {
         currency: s.currency,
         paymentTermsDays: String(s.paymentTermsDays),
         billApprovalThreshold: s.billApprovalThreshold === null ? '' : String(s.billApprovalThreshold),
+        stripePublishableKey: s.stripePublishableKey ?? '',
+        stripeSecretKey: '',
+        stripeWebhookSecret: '',
+        stripeSecretKeyConfigured: s.stripeSecretKeyConfigured,
+        stripeWebhookConfigured: s.stripeWebhookConfigured,
       });
     }, setLoadError);
   }, []);
@@ -260,6 +265,18 @@ export function SettingsPage({ org }) {
         taxRate: Number(form.taxRate),
         paymentTermsDays: Number(form.paymentTermsDays),
         billApprovalThreshold: form.billApprovalThreshold.trim() === '' ? null : Number(form.billApprovalThreshold),
+        stripePublishableKey: orNull(form.stripePublishableKey),
+        // The two secrets are write-only: an empty field keeps what is stored.
+        ...(form.stripeSecretKey.trim() ? { stripeSecretKey: form.stripeSecretKey.trim() } : {}),
+        ...(form.stripeWebhookSecret.trim() ? { stripeWebhookSecret: form.stripeWebhookSecret.trim() } : {}),
+      });
+      const s = await api('GET', '/api/settings');
+      setForm({
+        ...form,
+        stripeSecretKey: '',
+        stripeWebhookSecret: '',
+        stripeSecretKeyConfigured: s.stripeSecretKeyConfigured,
+        stripeWebhookConfigured: s.stripeWebhookConfigured,
       });
       setSaved(true);
     });
@@ -281,6 +298,13 @@ export function SettingsPage({ org }) {
         <label>Tax rate (%)<input type="number" name="taxRate" min="0" max="100" step="0.001" required value=${form.taxRate} onInput=${set('taxRate')} /></label>
         <label>Payment terms (days)<input type="number" name="paymentTermsDays" min="0" max="365" step="1" required value=${form.paymentTermsDays} onInput=${set('paymentTermsDays')} /></label>
         <label><span>Bill approval threshold (${form.currency}) <span class="muted">empty = no approval step</span></span><input type="number" name="billApprovalThreshold" min="0" step="0.01" value=${form.billApprovalThreshold} onInput=${set('billApprovalThreshold')} /></label>
+      </fieldset>
+      <fieldset disabled=${!editable} class="full">
+        <legend>Card payments (Stripe)</legend>
+        <p class="muted small">Customers pay invoices by card on the page their invoice email links to. Copy the keys from Stripe's dashboard (Developers → API keys). In Developers → Webhooks, add an endpoint at <code>${`${window.location.origin}/api/payments/stripe/${org.id}`}</code> and paste its signing secret here. The two secrets are never shown again: leave a field empty to keep what is set.</p>
+        <label>Publishable key<input name="stripePublishableKey" placeholder="pk_live_…" autocomplete="off" value=${form.stripePublishableKey} onInput=${set('stripePublishableKey')} /></label>
+        <label><span>Secret key <span class="muted">${form.stripeSecretKeyConfigured ? '(set)' : '(not set)'}</span></span><input type="password" name="stripeSecretKey" placeholder=${form.stripeSecretKeyConfigured ? 'Set: type a new key to replace it' : 'sk_live_… or rk_live_…'} autocomplete="off" value=${form.stripeSecretKey} onInput=${set('stripeSecretKey')} /></label>
+        <label><span>Webhook signing secret <span class="muted">${form.stripeWebhookConfigured ? '(set)' : '(not set)'}</span></span><input type="password" name="stripeWebhookSecret" placeholder=${form.stripeWebhookConfigured ? 'Set: type a new secret to replace it' : 'whsec_…'} autocomplete="off" value=${form.stripeWebhookSecret} onInput=${set('stripeWebhookSecret')} /></label>
       </fieldset>
       ${editable ? html`<div class="full"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save settings'}</button></div>` : null}
     </form>

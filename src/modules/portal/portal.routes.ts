@@ -9,6 +9,7 @@ import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schem
 import { payFromPortal } from '../payments/payment-intents.service.js';
 import { stripeDeps } from '../payments/stripe-client.js';
 import { portalHandlers } from './portal.handlers.js';
+import { prefersHtml, registerPortalPage } from './portal.page.routes.js';
 import { resolvePortalToken } from './portal.service.js';
 
 const PortalDocument = Envelope(
@@ -43,6 +44,7 @@ export default async function portalRoutes(fastify: FastifyInstance) {
   const tags = ['portal'];
   const stripe = stripeDeps(config);
   const meta = (ip: string, ua: string | undefined) => ({ ip, userAgent: ua ?? '' });
+  registerPortalPage(fastify, stripe);
 
   app.get(
     '/api/portal/:token',
@@ -53,13 +55,21 @@ export default async function portalRoutes(fastify: FastifyInstance) {
         operationId: 'getPortalDocument',
         summary: 'Open a document from a customer link (records the view)',
         description:
-          'The token in the emailed link is the only credential. A sent estimate or contract becomes viewed.',
+          'The token in the emailed link is the only credential. A sent estimate or contract becomes viewed. ' +
+          'This is also the link in the mail: a browser (an Accept header preferring text/html over application/json) is answered 303 to the customer page /portal/{token}; any other client (no Accept, */*, application/json) gets this JSON.',
         security: [],
         params: TokenParams,
-        response: { 200: PortalDocument },
+        response: {
+          200: PortalDocument,
+          303: Type.Null({ description: 'A browser is sent to the customer page, /portal/{token} (Location)' }),
+        },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      reply.header('vary', 'Accept');
+      if (prefersHtml(request.headers.accept)) {
+        return reply.redirect(`/portal/${encodeURIComponent(request.params.token)}`, 303);
+      }
       const target = await resolvePortalToken(database.db, request.params.token);
       const handler = portalHandlers[target.documentType];
       if (!handler) throw notFound('Document');

@@ -65,6 +65,29 @@ export async function resolvePortalToken(db: Db, token: string): Promise<PortalT
 }
 
 /**
+ * Like resolvePortalToken, but tells an expired link from an unknown one, so the
+ * customer page can say "ask for a new link" and name the company. Still a lookup
+ * by the token's hash: only someone holding the link learns that it expired.
+ */
+export async function lookupPortalLink(db: Db, token: string): Promise<(PortalTarget & { expired: boolean }) | null> {
+  if (!/^pt_[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+  const [row] = await asPlatform(db, (tx) =>
+    tx
+      .select()
+      .from(portalTokens)
+      .where(eq(portalTokens.tokenHash, hashToken(token))),
+  );
+  if (!row) return null;
+  return {
+    tokenId: row.id,
+    organizationId: row.organizationId,
+    documentType: row.documentType as PortalDocumentType,
+    documentId: row.documentId,
+    expired: row.expiresAt.getTime() <= Date.now(),
+  };
+}
+
+/**
  * The customer opened a document through their link (`ctx.actor` is the portal
  * token): records when. The one write to portal_tokens outside this module's own
  * functions goes through here.

@@ -27,6 +27,13 @@ const fields = {
   ),
   companyPhone: Text(40, 'Shown on documents'),
   companyAddress: Text(500, 'Shown on documents'),
+  stripePublishableKey: Nullable(
+    Type.String({
+      pattern: '^pk_(test|live)_[A-Za-z0-9_]{8,250}$',
+      description:
+        "Stripe's publishable key (pk_…, public by design): the customer page loads Stripe.js with it to take card payments; card payment is offered there only when this and stripeSecretKey are both set",
+    }),
+  ),
 };
 
 const writeOnly = {

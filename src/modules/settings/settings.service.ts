@@ -21,6 +21,8 @@ export interface OrgSettings {
   companyEmail: string | null;
   companyPhone: string | null;
   companyAddress: string | null;
+  /** Stripe's publishable key (pk_…): public, the customer page hands it to Stripe.js. */
+  stripePublishableKey: string | null;
   /** Stripe's endpoint signing secret, sealed with SecretBox (write-only: never shown back). */
   stripeWebhookSecretSealed: string | null;
   /** The organization's Stripe secret API key (sk_…/rk_…), sealed with SecretBox (write-only). */
@@ -38,6 +40,7 @@ export const SETTINGS_DEFAULTS = {
   companyEmail: null,
   companyPhone: null,
   companyAddress: null,
+  stripePublishableKey: null,
   stripeWebhookSecretSealed: null,
   stripeSecretKeySealed: null,
 } as const;
@@ -73,6 +76,7 @@ export function settingsView(s: OrgSettings) {
     companyEmail: s.companyEmail,
     companyPhone: s.companyPhone,
     companyAddress: s.companyAddress,
+    stripePublishableKey: s.stripePublishableKey,
     stripeWebhookConfigured: s.stripeWebhookSecretSealed !== null,
     stripeSecretKeyConfigured: s.stripeSecretKeySealed !== null,
     plan: s.plan as Plan,
@@ -104,7 +108,13 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
   for (const key of ['taxRate', 'currency', 'paymentTermsDays'] as const) {
     if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
   }
-  for (const key of ['companyName', 'companyEmail', 'companyPhone', 'companyAddress'] as const) {
+  for (const key of [
+    'companyName',
+    'companyEmail',
+    'companyPhone',
+    'companyAddress',
+    'stripePublishableKey',
+  ] as const) {
     const value = input[key];
     if (value !== undefined) patch[key] = value === null || value.trim() === '' ? null : value.trim();
   }

@@ -1,0 +1,86 @@
+import type { Db } from '../../db/client.js';
+import { today } from '../../platform/dates.js';
+import { inTenant } from '../../platform/tenancy.js';
+import { customerById, customerName } from '../customers/customers.refs.js';
+import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe-client.js';
+import { getOrgSettings } from '../settings/settings.service.js';
+import { portalHandlers } from './portal.handlers.js';
+import type { PortalRequestMeta } from './portal.registry.js';
+import { lookupPortalLink, type PortalDocumentType } from './portal.service.js';
+
+/** Who the customer deals with, as the page shows it (from the organization's settings). */
+export interface PortalCompany {
+  name: string;
+  email: string | null;
+  phone: string | null;
+  address: string | null;
+  timezone: string;
+  currency: string;
+}
+
+/** Everything the customer page renders; built once per request, rendered by portal.html.ts. */
+export type PortalPageModel =
+  | {
+      kind: 'document';
+      token: string;
+      type: PortalDocumentType;
+      document: Record<string, unknown>;
+      company: PortalCompany;
+      customerName: string | null;
+      /** Today in the organization's timezone (due and expiry wording). */
+      today: string;
+      /** Stripe.js's publishable key when card payment can be offered (both Stripe keys set); null otherwise. */
+      stripePublishableKey: string | null;
+      /** The PDF exists for this type (invoices and estimates). */
+      hasPdf: boolean;
+    }
+  | { kind: 'expired'; company: PortalCompany }
+  | { kind: 'missing' };
+
+/**
+ * The customer page's data for a link: the document as the JSON portal shows it (the
+ * same handler, so the view is recorded the same way), the company's details and
+ * whether card payment is set up. An unknown token is `missing`, an expired one
+ * `expired` (with the company, so the page says whom to ask for a new link).
+ */
+export async function loadPortalPage(
+  db: Db,
+  token: string,
+  meta: PortalRequestMeta,
+  stripe: StripeDeps,
+): Promise<PortalPageModel> {
+  const link = await lookupPortalLink(db, token);
+  const handler = link ? portalHandlers[link.documentType] : undefined;
+  if (!link || !handler) return { kind: 'missing' };
+  const actor = { kind: 'portal' as const, id: link.tokenId, role: 'member' as const };
+  return inTenant(db, link.organizationId, actor, async (ctx) => {
+    const settings = await getOrgSettings(ctx);
+    const company: PortalCompany = {
+      name: settings.companyName ?? settings.name,
+      email: settings.companyEmail,
+      phone: settings.companyPhone,
+      address: settings.companyAddress,
+      timezone: settings.timezone,
+      currency: settings.currency,
+    };
+    if (link.expired) return { kind: 'expired', company };
+    const document = await handler.view(ctx, link.documentId, meta);
+    const customer =
+      typeof document.customerId === 'string' ? await customerById(ctx, document.customerId).catch(() => null) : null;
+    const cardReady =
+      link.documentType === 'invoice' &&
+      settings.stripePublishableKey !== null &&
+      stripeKeyOrNull(settings, stripe.box) !== null;
+    return {
+      kind: 'document',
+      token,
+      type: link.documentType,
+      document,
+      company,
+      customerName: customer ? customerName(customer) : null,
+      today: today(settings.timezone),
+      stripePublishableKey: cardReady ? settings.stripePublishableKey : null,
+      hasPdf: handler.pdf !== undefined,
+    };
+  });
+}
