@@ -185,7 +185,7 @@ function invoiceBody(m: Extract<PortalPageModel, { kind: 'document' }>, d: Doc) 
   return {
     title: `Invoice ${number} from ${m.company.name}`,
     summary: html`<p class="eyebrow">Invoice ${number}</p>
-      <p class="amount" aria-label="Amount due">${formatMoney(open ? num(d, 'balance') : num(d, 'total'), c)}</p>
+      <p class="amount"><span class="visually-hidden">${open ? 'Amount due: ' : 'Total: '}</span>${formatMoney(open ? num(d, 'balance') : num(d, 'total'), c)}</p>
       ${dueLine}
       <p>${statusBadge(INVOICE_STATUS, status)}</p>
       ${invoiceActions(m, d)}
@@ -242,7 +242,7 @@ function estimateBody(m: Extract<PortalPageModel, { kind: 'document' }>, d: Doc)
   return {
     title: `Estimate ${number} from ${m.company.name}`,
     summary: html`<p class="eyebrow">Estimate ${number}</p>
-      <p class="amount" aria-label="Estimate total">${formatMoney(num(d, 'total'), c)}</p>
+      <p class="amount"><span class="visually-hidden">Total: </span>${formatMoney(num(d, 'total'), c)}</p>
       ${expires && !pastExpiry ? html`<p class="due">Valid until ${formatDate(expires)}</p>` : null}
       <p>${statusBadge(ESTIMATE_STATUS, pastExpiry && (status === 'sent' || status === 'viewed') ? 'expired' : status)}</p>
       ${actions}
@@ -289,7 +289,7 @@ function contractBody(m: Extract<PortalPageModel, { kind: 'document' }>, d: Doc)
     title: `${title}: contract from ${m.company.name}`,
     summary: html`<p class="eyebrow">Contract</p>
       <p class="doc-title">${title}</p>
-      <p class="amount small-amount" aria-label="Contract value">${formatMoney(num(d, 'totalValue'), c)}</p>
+      <p class="amount small-amount"><span class="visually-hidden">Value: </span>${formatMoney(num(d, 'totalValue'), c)}</p>
       ${start || end ? html`<p class="due">${start ? formatDate(start) : '…'} – ${end ? formatDate(end) : 'open-ended'}</p>` : null}
       <p>${statusBadge(CONTRACT_STATUS, status)}</p>
       ${actions}`,

@@ -29,7 +29,7 @@ export type PortalPageModel =
       customerName: string | null;
       /** Today in the organization's timezone (due and expiry wording). */
       today: string;
-      /** Stripe.js's publishable key when card payment can be offered (both Stripe keys set); null otherwise. */
+      /** Stripe.js's publishable key when card payment can be offered (both keys and the webhook secret set); null otherwise. */
       stripePublishableKey: string | null;
       /** The PDF exists for this type (invoices and estimates). */
       hasPdf: boolean;
@@ -67,9 +67,12 @@ export async function loadPortalPage(
     const document = await handler.view(ctx, link.documentId, meta);
     const customer =
       typeof document.customerId === 'string' ? await customerById(ctx, document.customerId).catch(() => null) : null;
+    // Card payment needs all three: Stripe.js's key, the key that makes the intent, and the
+    // webhook secret through which the payment reaches the invoice (else the page would wait forever).
     const cardReady =
       link.documentType === 'invoice' &&
       settings.stripePublishableKey !== null &&
+      settings.stripeWebhookSecretSealed !== null &&
       stripeKeyOrNull(settings, stripe.box) !== null;
     return {
       kind: 'document',
