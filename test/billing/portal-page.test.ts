@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatDate, formatMoment, formatMoney } from '../../src/modules/portal/portal.html.js';
 import { prefersHtml } from '../../src/modules/portal/portal.page.routes.js';
 import { createCustomer, line, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
@@ -43,6 +44,18 @@ describe('the customer page (HTTP)', () => {
     expect(prefersHtml('application/json, text/html;q=0.5')).toBe(false);
     expect(prefersHtml('text/html;q=0, */*')).toBe(false);
     expect(prefersHtml('text/html;q=abc')).toBe(false);
+  });
+
+  it('writes calendar dates as they are, moments in the organization’s timezone, money from cents', () => {
+    // A calendar date never moves with a timezone (no "Feb 27" west of UTC).
+    expect(formatDate('2026-02-28')).toBe('Feb 28, 2026');
+    // 02:00 UTC on March 1 is still February 28 in Chicago.
+    // (ICU versions differ in the space before AM/PM: a narrow no-break space or a plain one.)
+    const moment = (iso: string, tz: string) => formatMoment(iso, tz).replace(/\u202f/g, ' ');
+    expect(moment('2026-03-01T02:00:00Z', 'America/Chicago')).toBe('Feb 28, 2026, 8:00 PM CST');
+    expect(moment('2026-03-01T02:00:00Z', 'Asia/Tokyo')).toBe('Mar 1, 2026, 11:00 AM GMT+9');
+    expect(formatMoney(0.1 + 0.2, 'USD')).toBe('$0.30');
+    expect(formatMoney(292.28, 'EUR')).toBe('€292.28');
   });
 
   it('sends a browser from the mailed link to the page and keeps the JSON for everyone else', async () => {
