@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { retryDelay, startTasks, type WorkerTask } from '../../src/background/runner.js';
-import { loadConfig } from '../../src/config.js';
+import { configSummary, loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { watchDatabase } from '../../src/db/outage.js';
 import { isDatabaseUnavailable } from '../../src/db/pg-errors.js';
@@ -151,6 +151,34 @@ describe('every route while the database is unreachable', () => {
     const lines = logText.split('\n').filter(Boolean);
     expect(lines.filter((l) => l.includes('database unreachable'))).toHaveLength(1);
     expect(lines.filter((l) => l.includes('unhandled error'))).toEqual([]);
+  });
+});
+
+describe('DATABASE_CONNECT_TIMEOUT', () => {
+  it('defaults to 5 s, takes a duration, and refuses nonsense', () => {
+    expect(loadConfig({}).databaseConnectTimeoutMs).toBe(5_000);
+    expect(loadConfig({ DATABASE_CONNECT_TIMEOUT: '1500ms' }).databaseConnectTimeoutMs).toBe(1_500);
+    expect(configSummary(loadConfig({ DATABASE_CONNECT_TIMEOUT: '2s' })).databaseConnectTimeout).toBe('2s');
+    expect(() => loadConfig({ DATABASE_CONNECT_TIMEOUT: 'soon' })).toThrow(/not a duration/);
+    expect(() => loadConfig({ DATABASE_CONNECT_TIMEOUT: '10ms' })).toThrow(/DATABASE_CONNECT_TIMEOUT/);
+  });
+
+  it('bounds how long a query waits for a connection that never answers', async () => {
+    // Accepts and stays silent: only the pool's time-out ends the wait.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as { port: number };
+    const database = await openDatabase({ databaseUrl: `postgres://crm@127.0.0.1:${port}/crm`, connectTimeoutMs: 200 });
+    try {
+      const err = await database.pool?.query('SELECT 1').catch((e: unknown) => e);
+      expect(isDatabaseUnavailable(err)).toBe(true);
+    } finally {
+      await database.close();
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 });
 
