@@ -66,10 +66,6 @@ export const DATABASE_RETRY_AFTER_SECONDS = 2;
  * disable a key. The error handler maps classified driver errors to this (one place).
  */
 export const databaseUnavailable = () =>
-  new AppError(
-    'SERVICE_UNAVAILABLE',
-    'The database is temporarily unreachable; retry shortly (a POST with the same Idempotency-Key)',
-    {
-      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
-    },
-  );
+  new AppError('SERVICE_UNAVAILABLE', 'The database is temporarily unreachable; retry shortly', {
+    headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });
