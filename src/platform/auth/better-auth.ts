@@ -19,7 +19,7 @@ const ARGON2ID = 2;
  * rule instead: a request that carries an untrusted Origin is refused (403),
  * a request without one (curl, server-side code) is allowed.
  */
-export function createAuth(config: Config, db: Db, log?: FastifyBaseLogger) {
+export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
   return betterAuth({
     appName: 'Service',
     baseURL: config.baseUrl,
@@ -64,9 +64,8 @@ export function createAuth(config: Config, db: Db, log?: FastifyBaseLogger) {
       disabled: config.nodeEnv === 'test',
       // Into the service's log; a database outage is logged once (src/db/outage.ts), not per request here.
       log: (level, message, ...args) => {
-        if (args.some(isDatabaseUnavailable)) return;
-        if (log) log[level]({ err: args.find((a) => a instanceof Error) }, `better-auth: ${message}`);
-        else console.error(`[better-auth] ${level}: ${message}`, ...args);
+        if (!args.some(isDatabaseUnavailable))
+          log[level]({ err: args.find((a) => a instanceof Error) }, `better-auth: ${message}`);
       },
     },
     // A failure that is not one of Better Auth's own answers (the database is unreachable,
