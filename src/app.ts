@@ -8,6 +8,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import consolePlugin from './console/console.plugin.js';
 import { type Database, rowsOf } from './db/client.js';
+import { type DatabaseOutage, watchDatabase } from './db/outage.js';
+import { isDatabaseUnavailable } from './db/pg-errors.js';
 import { modules } from './modules/index.js';
 import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
@@ -31,6 +33,8 @@ export interface AppDeps {
   resolver: PrincipalResolver;
   limiters: Limiters;
   mailer: Mailer;
+  /** Whether the database is reachable; logs an outage once (src/db/outage.ts). */
+  outage: DatabaseOutage;
 }
 
 export type App = FastifyInstance;
@@ -91,7 +95,8 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const auth = createAuth(config, database.platformDb);
+  const outage = watchDatabase(database, app.log);
+  const auth = createAuth(config, database.platformDb, app.log);
   const deps: AppDeps = {
     config,
     database,
@@ -99,6 +104,7 @@ export async function buildApp(
     resolver: new PrincipalResolver(auth, database.db),
     limiters: createLimiters(config, app.log),
     mailer: createMailer(config),
+    outage,
   };
   app.decorate('deps', deps);
   const registeredRoutes: RegisteredRoute[] = [];
@@ -106,10 +112,11 @@ export async function buildApp(
   app.addHook('onClose', async () => {
     await deps.limiters.close();
     deps.mailer.close();
+    outage.close();
   });
 
   app.setValidatorCompiler(validatorCompiler);
-  installErrorHandler(app);
+  installErrorHandler(app, { outage });
   app.addSchema(ErrorBody);
 
   // JSON only: an empty body counts as no body (action routes), text/plain is refused with 415.
@@ -235,8 +242,10 @@ export async function buildApp(
       const checks = { database: 'ok', redis };
       if (redis === 'unreachable') return { status: 'degraded', migrations: applied, checks };
       return { status: 'ready', migrations: applied, checks };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable' });
+    } catch (err) {
+      // Asked afresh each time (no cache): 503 for as long as the database is away, 200 as soon as it answers.
+      if (isDatabaseUnavailable(err)) outage.report(err);
+      return reply.code(503).send({ status: 'unavailable', checks: { database: 'unreachable' } });
     }
   });
 

@@ -20,6 +20,12 @@ export interface Config {
    * run on DATABASE_URL (a superuser setup, or a service role that only checks).
    */
   migrationDatabaseUrl: string | undefined;
+  /**
+   * DATABASE_CONNECT_TIMEOUT: how long a query waits for a PostgreSQL connection (a new
+   * one, or a free one in the pool) before it fails, and the request answers 503. Without
+   * it a request would hang for as long as the database cannot be reached.
+   */
+  databaseConnectTimeoutMs: number;
   dataDir: string;
   /**
    * Where bulk exports are written (EXPORT_DIR; default DATA_DIR/exports, or a directory
@@ -130,6 +136,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
     migrationDatabaseUrl: env.MIGRATION_DATABASE_URL || undefined,
+    databaseConnectTimeoutMs: parseConnectTimeout(env.DATABASE_CONNECT_TIMEOUT),
     dataDir,
     exportDir:
       env.EXPORT_DIR ||
@@ -156,6 +163,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: parseMailFrom(env.MAIL_FROM),
     stripeApi: parseStripeApi(env.STRIPE_API_BASE),
   };
+}
+
+function parseConnectTimeout(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === '') return 5_000;
+  const ms = parseDuration(raw);
+  if (ms < 100 || ms > 600_000)
+    throw new ConfigError(`DATABASE_CONNECT_TIMEOUT must be between 100ms and 10m, got "${raw}"`);
+  return ms;
 }
 
 function parseStripeApi(raw: string | undefined): Config['stripeApi'] {
@@ -202,6 +217,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     host: config.host,
     baseUrl: config.baseUrl,
     database: config.databaseUrl ? withoutCredentials(config.databaseUrl) : `embedded (${config.dataDir})`,
+    databaseConnectTimeout: `${config.databaseConnectTimeoutMs / 1000}s`,
     redis: config.redisUrl ? withoutCredentials(config.redisUrl) : 'none (per-process rate limits)',
     mail: config.smtpUrl ? withoutCredentials(config.smtpUrl) : `outbox file ${config.mailOutboxFile}`,
     mailFrom: config.mailFrom,

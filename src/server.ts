@@ -13,11 +13,17 @@ async function main() {
   // Before the app exists (it is built on a migrated database), start-up lines go to a plain pino logger.
   const startLog = pino({ level: config.logLevel });
   startLog.info({ config: configSummary(config) }, 'configuration');
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  });
   await migrateOnStart(config, database, startLog);
   const app = await buildApp(config, database);
   if (isDevSecret(config)) app.log.warn('AUTH_SECRET is not set: using a development secret (never in production)');
-  const worker = config.runWorker ? startTasks(workerTasks, { config, database, log: app.log }) : undefined;
+  const worker = config.runWorker
+    ? startTasks(workerTasks, { config, database, log: app.log, outage: app.deps.outage })
+    : undefined;
   app.log.info(
     worker
       ? { tasks: workerTasks.map((t) => t.name) }

@@ -10,7 +10,11 @@ async function main() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
   log.info({ config: configSummary(config) }, 'configuration');
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  });
   await migrateOnStart(config, database, log);
   const worker = startTasks(workerTasks, { config, database, log });
   log.info({ tasks: workerTasks.map((t) => t.name) }, 'worker started');

@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
+import { type DatabaseOutage, watchDatabase } from '../db/outage.js';
+import { isDatabaseUnavailable } from '../db/pg-errors.js';
 
 export interface TaskContext {
   config: Config;
@@ -28,8 +30,27 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-export function startTasks(tasks: WorkerTask[], base: Omit<TaskContext, 'wake'>): RunningWorker {
+/** Backoff after consecutive failures of a task: 0.5 s doubling up to 10 s (never sooner than its interval). */
+const BACKOFF_START_MS = 500;
+const BACKOFF_MAX_MS = 10_000;
+
+export function retryDelay(intervalMs: number, failures: number): number {
+  return Math.max(intervalMs, Math.min(BACKOFF_START_MS * 2 ** (failures - 1), BACKOFF_MAX_MS));
+}
+
+/**
+ * Runs the tasks until `stop`. `outage` is the process's database watch (the API's, when
+ * the worker runs inside `npm start`), so an outage is logged once per process.
+ */
+export function startTasks(
+  tasks: WorkerTask[],
+  base: Omit<TaskContext, 'wake'> & { outage?: DatabaseOutage },
+): RunningWorker {
   let stopped = false;
+  const { outage: given, ...taskBase } = base;
+  const ownOutage = given ? undefined : watchDatabase(base.database, base.log);
+  const outage = (given ?? ownOutage) as DatabaseOutage;
+  const failures = new Map<string, number>();
   const timers = new Map<string, NodeJS.Timeout>();
   const running = new Map<string, Promise<void>>();
   const stops: Array<() => Promise<void>> = [];
@@ -44,24 +65,38 @@ export function startTasks(tasks: WorkerTask[], base: Omit<TaskContext, 'wake'>)
   };
 
   const ctx: TaskContext = {
-    ...base,
+    ...taskBase,
     wake: () => {
       for (const task of tasks) if (!running.has(task.name)) schedule(task, 0);
     },
   };
+  // Back from an outage: no task waits out its backoff.
+  outage.onBack(() => {
+    failures.clear();
+    ctx.wake();
+  });
 
   const tick = (task: WorkerTask) => {
     if (stopped || running.has(task.name)) return;
     const p = (async () => {
       let handled = 0;
+      let delay = task.intervalMs;
       try {
         handled = await task.run(ctx);
+        failures.delete(task.name);
+        if (handled > 0) delay = 0;
       } catch (err) {
-        // A failing batch (database restarting, say) must not kill the worker: log and retry later.
-        base.log.warn({ err, task: task.name }, 'worker task failed; will retry');
+        // A failing batch must not kill the worker: retry with backoff. Nothing is lost: work
+        // stays in its table until a run commits it. An unreachable database is logged once
+        // per outage (src/db/outage.ts), anything else on every failure.
+        const n = (failures.get(task.name) ?? 0) + 1;
+        failures.set(task.name, n);
+        delay = retryDelay(task.intervalMs, n);
+        if (isDatabaseUnavailable(err)) outage.report(err);
+        else base.log.warn({ err, task: task.name, retryInMs: delay }, 'worker task failed; will retry');
       } finally {
         running.delete(task.name);
-        schedule(task, handled > 0 ? 0 : task.intervalMs);
+        schedule(task, delay);
       }
     })();
     running.set(task.name, p);
@@ -83,6 +118,7 @@ export function startTasks(tasks: WorkerTask[], base: Omit<TaskContext, 'wake'>)
   return {
     stop: async () => {
       stopped = true;
+      ownOutage?.close();
       for (const t of timers.values()) clearTimeout(t);
       await Promise.allSettled([...running.values()]);
       await Promise.allSettled(stops.map((s) => s()));

@@ -41,11 +41,18 @@ export interface OpenOptions {
   /** An existing PGlite instance (tests clone a migrated template). */
   pglite?: PGlite;
   poolMax?: number;
+  /**
+   * How long a query waits for a connection (opening one, or a free one in the pool)
+   * before failing: the service's DATABASE_CONNECT_TIMEOUT, so that requests fail fast
+   * (503) while PostgreSQL is unreachable instead of hanging. Unset: no limit.
+   */
+  connectTimeoutMs?: number;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? 10 });
+    const connectionTimeoutMillis = opts.connectTimeoutMs ?? 0;
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? 10, connectionTimeoutMillis });
     // An idle client that loses its server emits 'error'; without a listener that kills the process.
     pool.on('error', () => {});
     // A checked-out client (inside a transaction, between statements) that loses its
@@ -58,6 +65,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const platformPool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: Math.min(opts.poolMax ?? 10, 4),
+      connectionTimeoutMillis,
       options: `-c role=${PLATFORM_ROLE}`,
     });
     platformPool.on('error', () => {});

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorCode, type FieldIssue } from './errors.js';
+import type { DatabaseOutage } from '../db/outage.js';
+import { isDatabaseUnavailable } from '../db/pg-errors.js';
+import { AppError, databaseUnavailable, type ErrorCode, type FieldIssue } from './errors.js';
 import { allowedMethods } from './method-not-allowed.js';
 
 interface AjvIssue {
@@ -108,12 +110,19 @@ const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
  * One error handler for the whole service: every failure leaves as
  * `{error: {message, code, requestId, details?}}`, and a 500 never carries a
  * stack trace, SQL or driver message (those go to the log with the request id).
+ * A database that cannot be reached answers 503 with Retry-After on every route; it is
+ * logged once per outage by `outage`, not once per request.
  */
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, opts: { outage?: DatabaseOutage } = {}): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof AppError) {
-      if (err.headers) reply.headers(err.headers);
-      return sendError(request, reply, err.code, err.status, err.message, err.details);
+    let appError = err instanceof AppError ? err : undefined;
+    if (!appError && isDatabaseUnavailable(err)) {
+      opts.outage?.report(err);
+      appError = databaseUnavailable();
+    }
+    if (appError) {
+      if (appError.headers) reply.headers(appError.headers);
+      return sendError(request, reply, appError.code, appError.status, appError.message, appError.details);
     }
     if (err.validation) {
       const details = validationDetails(err.validation as AjvIssue[], err.validationContext);

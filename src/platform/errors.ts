@@ -55,3 +55,17 @@ export const invalidField = (field: string, message: string) =>
   new AppError('VALIDATION_FAILED', `${field}: ${message}`, { details: [{ field, message }] });
 
 export const invalidState = (message: string) => new AppError('INVALID_STATE', message);
+
+/** Seconds a client is asked to wait before retrying while the database is unreachable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * What every route answers while the database cannot be reached (connection refused or
+ * reset, pool time-out, shutdown, too many connections, a serialization failure that
+ * gave up): 503 with Retry-After, so clients retry rather than sign users out (401) or
+ * disable a key. The error handler maps classified driver errors to this (one place).
+ */
+export const databaseUnavailable = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The database is temporarily unreachable; retry shortly', {
+    headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });

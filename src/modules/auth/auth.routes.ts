@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { sql } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Static } from 'typebox';
@@ -14,7 +15,7 @@ import { SessionResponse, SignedOut, SignInBody, SignUpBody, type User } from '.
  */
 export default async function authRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, config, limiters, resolver } = app.deps;
+  const { auth, config, database, limiters, resolver } = app.deps;
   const trusted = new Set([new URL(config.baseUrl).origin, ...config.corsOrigins]);
 
   /** Browsers always send Origin on POST; a foreign one is a cross-site request: refuse it. */
@@ -46,6 +47,13 @@ export default async function authRoutes(fastify: FastifyInstance) {
     for (const cookie of response.headers.getSetCookie()) reply.header('set-cookie', cookie);
     const text = await response.text();
     const body = parseJson(text);
+    if (response.status >= 500) {
+      // Better Auth turns a failed session query into a bare 500 (the driver's error does not
+      // survive into its Response): ask the database. Unreachable → that error, which the
+      // error handler answers 503; reachable → a genuine 500.
+      await database.platformDb.execute(sql`SELECT 1`);
+      throw new Error(`Better Auth answered ${response.status} for ${request.method} ${request.url.split('?')[0]}`);
+    }
     if (response.status >= 400) {
       const codes: Record<number, ErrorCode> = {
         400: 'VALIDATION_FAILED',

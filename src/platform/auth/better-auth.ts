@@ -2,8 +2,10 @@ import { hash, verify } from '@node-rs/argon2';
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
 import { and, desc, eq, isNotNull } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
+import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { accounts, members, sessions, users, verifications } from '../../db/schema/index.js';
 import { newId } from '../ids.js';
 
@@ -17,7 +19,7 @@ const ARGON2ID = 2;
  * rule instead: a request that carries an untrusted Origin is refused (403),
  * a request without one (curl, server-side code) is allowed.
  */
-export function createAuth(config: Config, db: Db) {
+export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
   return betterAuth({
     appName: 'Service',
     baseURL: config.baseUrl,
@@ -58,7 +60,17 @@ export function createAuth(config: Config, db: Db) {
     // list-sessions returns raw session tokens to page scripts, which would undo HttpOnly.
     disabledPaths: ['/list-sessions'],
     telemetry: { enabled: false },
-    logger: { disabled: config.nodeEnv === 'test' },
+    logger: {
+      disabled: config.nodeEnv === 'test',
+      // Into the service's log; a database outage is logged once (src/db/outage.ts), not per request here.
+      log: (level, message, ...args) => {
+        if (!args.some(isDatabaseUnavailable))
+          log[level]({ err: args.find((a) => a instanceof Error) }, `better-auth: ${message}`);
+      },
+    },
+    // A failure that is not one of Better Auth's own answers (the database is unreachable,
+    // say) is thrown to the service's error handler (503 or 500) rather than a bare 500.
+    onAPIError: { throw: true },
     advanced: {
       disableCSRFCheck: true,
       useSecureCookies: config.baseUrl.startsWith('https://'),

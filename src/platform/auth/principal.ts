@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { PLANS, type Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
+import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { apiKeys, members, organizations } from '../../db/schema/index.js';
 import { resolveDeviceToken } from '../../modules/crew-tracking/devices.lookup.js';
 import { asPlatform } from '../cross-tenant.js';
@@ -160,9 +161,14 @@ export class PrincipalResolver {
   private async fromSession(cookie: string): Promise<Principal | null> {
     // returnHeaders: when Better Auth extends the session (once a day) it re-issues the cookie,
     // and that Set-Cookie must reach the browser or the cookie expires before the session does.
+    // A session that cannot be read is "no session" (401), unless the database could not be
+    // reached: that is rethrown for the error handler to answer 503, never read as signed out.
     const answer = await this.auth.api
       .getSession({ headers: new Headers({ cookie }), returnHeaders: true })
-      .catch(() => null);
+      .catch((err: unknown) => {
+        if (isDatabaseUnavailable(err)) throw err;
+        return null;
+      });
     const result = answer?.response;
     if (!result) return null;
     const setCookies = answer.headers?.getSetCookie?.() ?? [];
