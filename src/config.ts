@@ -20,6 +20,12 @@ export interface Config {
    * run on DATABASE_URL (a superuser setup, or a service role that only checks).
    */
   migrationDatabaseUrl: string | undefined;
+  /**
+   * A direct connection for the worker's LISTEN (LISTEN_DATABASE_URL; default DATABASE_URL).
+   * Behind PgBouncer in transaction pooling a LISTEN on a pooled connection never hears a
+   * NOTIFY (the server connection is handed to another client after each transaction).
+   */
+  listenDatabaseUrl: string | undefined;
   dataDir: string;
   /**
    * Where bulk exports are written (EXPORT_DIR; default DATA_DIR/exports, or a directory
@@ -130,6 +136,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
     migrationDatabaseUrl: env.MIGRATION_DATABASE_URL || undefined,
+    listenDatabaseUrl: env.LISTEN_DATABASE_URL || env.DATABASE_URL || undefined,
     dataDir,
     exportDir:
       env.EXPORT_DIR ||
@@ -202,6 +209,9 @@ export function configSummary(config: Config): Record<string, unknown> {
     host: config.host,
     baseUrl: config.baseUrl,
     database: config.databaseUrl ? withoutCredentials(config.databaseUrl) : `embedded (${config.dataDir})`,
+    ...(config.listenDatabaseUrl && config.listenDatabaseUrl !== config.databaseUrl
+      ? { listenDatabase: withoutCredentials(config.listenDatabaseUrl) }
+      : {}),
     redis: config.redisUrl ? withoutCredentials(config.redisUrl) : 'none (per-process rate limits)',
     mail: config.smtpUrl ? withoutCredentials(config.smtpUrl) : `outbox file ${config.mailOutboxFile}`,
     mailFrom: config.mailFrom,
