@@ -52,7 +52,14 @@ async function main(argv: string[]) {
       console.error(`no organization ${orgId}`);
       return 1;
     }
-    console.log(`organization ${orgId} is now on the ${plan} plan (running API processes see it within 5 s)`);
+    // On PostgreSQL, API processes may be running: each caches a resolved credential for 5 s
+    // (src/platform/auth/principal.ts). The embedded database refuses this command while the
+    // API runs (one process per data directory), so the API sees the plan when it starts.
+    console.log(
+      `organization ${orgId} is now on the ${plan} plan (${
+        database.kind === 'postgres' ? 'running API processes see it within 5 s' : 'the API sees it when started'
+      })`,
+    );
     return 0;
   } finally {
     await database.close();

@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'drizzle-orm';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { Config } from './config.js';
 import consolePlugin from './console/console.plugin.js';
 import { type Database, rowsOf } from './db/client.js';
@@ -54,6 +54,11 @@ export interface BuildOptions {
   extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: NodeJS.WritableStream;
+  /**
+   * The HTTP server the app will serve on, already listening (`npm start` listens before the
+   * database is ready: src/platform/starting.ts); the app then never calls `listen` itself.
+   */
+  serverFactory?: FastifyServerFactory;
 }
 
 /** How many migrations the code ships; /readyz is ready only when the database has them all. */
@@ -93,6 +98,7 @@ export async function buildApp(
     },
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const outage = watchDatabase(database, app.log);
@@ -102,7 +108,7 @@ export async function buildApp(
     database,
     auth,
     resolver: new PrincipalResolver(auth, database.db),
-    limiters: createLimiters(config, app.log),
+    limiters: createLimiters(config, app.log, database.platformDb),
     mailer: createMailer(config),
     outage,
   };

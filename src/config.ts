@@ -26,6 +26,12 @@ export interface Config {
    * it a request would hang for as long as the database cannot be reached.
    */
   databaseConnectTimeoutMs: number;
+  /**
+   * A direct connection for the worker's LISTEN (LISTEN_DATABASE_URL; default DATABASE_URL).
+   * Behind PgBouncer in transaction pooling a LISTEN on a pooled connection never hears a
+   * NOTIFY (the server connection is handed to another client after each transaction).
+   */
+  listenDatabaseUrl: string | undefined;
   dataDir: string;
   /**
    * Where bulk exports are written (EXPORT_DIR; default DATA_DIR/exports, or a directory
@@ -137,6 +143,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: env.DATABASE_URL || undefined,
     migrationDatabaseUrl: env.MIGRATION_DATABASE_URL || undefined,
     databaseConnectTimeoutMs: parseConnectTimeout(env.DATABASE_CONNECT_TIMEOUT),
+    listenDatabaseUrl: env.LISTEN_DATABASE_URL || env.DATABASE_URL || undefined,
     dataDir,
     exportDir:
       env.EXPORT_DIR ||
@@ -218,6 +225,9 @@ export function configSummary(config: Config): Record<string, unknown> {
     baseUrl: config.baseUrl,
     database: config.databaseUrl ? withoutCredentials(config.databaseUrl) : `embedded (${config.dataDir})`,
     databaseConnectTimeout: `${config.databaseConnectTimeoutMs / 1000}s`,
+    ...(config.listenDatabaseUrl && config.listenDatabaseUrl !== config.databaseUrl
+      ? { listenDatabase: withoutCredentials(config.listenDatabaseUrl) }
+      : {}),
     redis: config.redisUrl ? withoutCredentials(config.redisUrl) : 'none (per-process rate limits)',
     mail: config.smtpUrl ? withoutCredentials(config.smtpUrl) : `outbox file ${config.mailOutboxFile}`,
     mailFrom: config.mailFrom,

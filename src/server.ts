@@ -1,65 +1,120 @@
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { buildApp } from './app.js';
-import { startTasks } from './background/runner.js';
-import { workerTasks } from './background/tasks.js';
 import { ConfigError, configSummary, isDevSecret, loadConfig } from './config.js';
-import { openDatabase } from './db/client.js';
-import { migrateOnStart } from './db/migrate.js';
 import { installDrain } from './platform/drain.js';
+import { startingServer } from './platform/starting.js';
 
-/** `npm start`: parse config → open the database → migrate → build the app → listen (+ worker). */
+/**
+ * `npm start`: parse config → listen (answering 503 while starting, src/platform/starting.ts)
+ * → load the application → open the database → migrate → build the app → hand the server
+ * over to it (+ worker). Only configuration, the logger and the start-up server are imported
+ * up front: the port is open before the application's modules are even loaded.
+ */
 async function main() {
   const config = loadConfig();
-  // Before the app exists (it is built on a migrated database), start-up lines go to a plain pino logger.
   const startLog = pino({ level: config.logLevel });
   startLog.info({ config: configSummary(config) }, 'configuration');
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    connectTimeoutMs: config.databaseConnectTimeoutMs,
-  });
-  await migrateOnStart(config, database, startLog);
-  const app = await buildApp(config, database);
-  if (isDevSecret(config)) app.log.warn('AUTH_SECRET is not set: using a development secret (never in production)');
-  const worker = config.runWorker
-    ? startTasks(workerTasks, { config, database, log: app.log, outage: app.deps.outage })
-    : undefined;
-  app.log.info(
-    worker
-      ? { tasks: workerTasks.map((t) => t.name) }
-      : { hint: 'run `npm run worker` separately, or webhooks and reminders stay queued' },
-    worker ? 'worker started in this process' : 'worker not started (RUN_WORKER=false)',
-  );
+
+  const starting = startingServer();
   // Before listening: the drain counts every connection from the first one.
-  const drainer = installDrain(app.server, { log: app.log });
-  await app.listen({ port: config.port, host: config.host });
-  app.log.info(
-    `API on ${config.baseUrl} (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+  const drainer = installDrain(starting.server, { log: startLog });
+  await new Promise<void>((resolve, reject) => {
+    starting.server.once('error', reject);
+    starting.server.listen(config.port, config.host, () => {
+      starting.server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = starting.server.address() as AddressInfo;
+  // "Server listening at" as Fastify words it (scripts and tests read the address from it).
+  startLog.info(
+    `Server listening at http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}: starting (/healthz answers, /readyz says what it waits for)`,
   );
 
   let closing = false;
+  let stopWorker: (() => Promise<void>) | undefined;
+  let closeApp: (() => Promise<void>) | undefined;
+  let closeDatabase: (() => Promise<void>) | undefined;
+
+  const boot = (async () => {
+    starting.step('loading the application');
+    const [{ buildApp }, { startTasks }, { workerTasks }, { openDatabase }, { migrateOnStart }] = await Promise.all([
+      import('./app.js'),
+      import('./background/runner.js'),
+      import('./background/tasks.js'),
+      import('./db/client.js'),
+      import('./db/migrate.js'),
+    ]);
+    if (closing) return;
+    starting.step('opening the database');
+    const database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+    });
+    closeDatabase = () => database.close();
+    if (closing) return;
+    starting.step('applying database migrations');
+    await migrateOnStart(config, database, startLog);
+    if (closing) return;
+    starting.step('building the routes');
+    // Fastify hands its request handler over at construction; requests reach it once the app is ready.
+    let handler: Parameters<typeof starting.handOver>[0] | undefined;
+    const app = await buildApp(config, database, {
+      serverFactory: (h) => {
+        handler = h;
+        return starting.server;
+      },
+    });
+    closeApp = () => app.close();
+    if (handler) starting.handOver(handler);
+    if (isDevSecret(config)) app.log.warn('AUTH_SECRET is not set: using a development secret (never in production)');
+    const worker = config.runWorker ? startTasks(workerTasks, { config, database, log: app.log, outage: app.deps.outage }) : undefined;
+    stopWorker = worker ? () => worker.stop() : undefined;
+    app.log.info(
+      worker
+        ? { tasks: workerTasks.map((t) => t.name) }
+        : { hint: 'run `npm run worker` separately, or webhooks and reminders stay queued' },
+      worker ? 'worker started in this process' : 'worker not started (RUN_WORKER=false)',
+    );
+    app.log.info(
+      `API ready on ${config.baseUrl} (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'}) in ${Math.round(process.uptime() * 1000)} ms. Console: ${config.baseUrl}/app. Stop: Ctrl-C, or kill -TERM ${process.pid}`,
+    );
+  })();
+
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    startLog.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
     const force = setTimeout(() => {
-      app.log.error('shutdown did not finish in 20 s: exiting');
+      startLog.error('shutdown did not finish in 20 s: exiting');
       process.exit(1);
     }, 20_000);
     force.unref();
+    // A step of start-up in progress (a migration's transaction, say) finishes first.
+    await boot.catch(() => {});
     // Drain first (see src/platform/drain.ts): Fastify's close would reset sockets that look idle.
     await drainer.drain();
-    await worker?.stop();
-    await app.close();
-    await database.close();
-    app.log.info('stopped');
+    await stopWorker?.();
+    await closeApp?.();
+    await closeDatabase?.();
+    startLog.info('stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  await boot;
 }
 
 main().catch((err) => {
-  console.error(err instanceof ConfigError ? `Configuration error: ${err.message}` : err);
+  // Errors an operator acts on (a bad setting, a data directory in use) are a sentence, not a stack.
+  console.error(
+    err instanceof ConfigError
+      ? `Configuration error: ${err.message}`
+      : err instanceof Error && err.name === 'DataDirLockedError'
+        ? err.message
+        : err,
+  );
   process.exit(1);
 });

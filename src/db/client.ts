@@ -6,6 +6,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import { ownedClientTransaction } from './drizzle-adapter.js';
 import * as schema from './schema/index.js';
 
@@ -84,10 +85,20 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     };
   }
   let client = opts.pglite;
+  let lock: DataDirLock | undefined;
   if (!client) {
     const dir = opts.dataDir ?? './data';
-    if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-    client = await PGlite.create(dir, { extensions: { pg_trgm } });
+    if (!dir.startsWith('memory://')) {
+      mkdirSync(dir, { recursive: true });
+      // One process per data directory: a second one refuses here, before touching a file.
+      lock = await lockDataDir(dir);
+    }
+    try {
+      client = await PGlite.create(dir, { extensions: { pg_trgm } });
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
   }
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   const owned = client;
@@ -99,6 +110,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     platformDb: db,
     close: async () => {
       if (!owned.closed) await owned.close();
+      lock?.release();
     },
   };
 }

@@ -302,14 +302,24 @@ export class WebhookWorker {
  * dedicated connection that reconnects when the database drops it. PGlite (one
  * process) relies on its own listen support or on polling.
  */
-async function listenForWork(database: Database, log: Log, onWake: () => void): Promise<() => Promise<void>> {
+async function listenForWork(
+  database: Database,
+  listenUrl: string | undefined,
+  log: Log,
+  onWake: () => void,
+): Promise<() => Promise<void>> {
   if (database.pglite) {
     const unlisten = await database.pglite.listen(WAKE_CHANNEL, onWake);
     return async () => {
       await unlisten().catch(() => {});
     };
   }
-  const options = (database.pool as unknown as { options: pg.ClientConfig }).options;
+  // LISTEN_DATABASE_URL when set: a direct connection, not through a transaction-pooling
+  // PgBouncer, on which a LISTEN never hears a NOTIFY. Otherwise the pool's own settings.
+  // The pool's other settings (its connect time-out) apply to the direct connection too.
+  const poolOptions = (database.pool as unknown as { options: pg.ClientConfig }).options;
+  const options: pg.ClientConfig =
+    listenUrl && listenUrl !== poolOptions.connectionString ? { ...poolOptions, connectionString: listenUrl } : poolOptions;
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -364,7 +374,7 @@ export function createWebhookTask(opts: WebhookWorkerOptions = {}): WorkerTask {
         w.eventsWaiting();
         ctx.wake();
       };
-      const unlisten = await listenForWork(ctx.database, ctx.log, onWake).catch((err) => {
+      const unlisten = await listenForWork(ctx.database, ctx.config.listenDatabaseUrl, ctx.log, onWake).catch((err) => {
         ctx.log.warn({ err }, 'webhook LISTEN unavailable; polling only');
         return async () => {};
       });

@@ -41,6 +41,13 @@ function locate(issue: AjvIssue, context: string | undefined): Located {
   return { issue, field, message };
 }
 
+/** "be a string or be null" reads as "be a string or null": one "be" for a run of be-phrases. */
+function joinBranches(phrases: string[]): string {
+  return phrases
+    .map((p, i) => (i > 0 && p.startsWith('be ') && phrases[i - 1]?.startsWith('be ') ? p.slice(3) : p))
+    .join(' or ');
+}
+
 const article = (type: string) =>
   type === 'null' ? 'null' : `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type === 'integer' ? 'whole number' : type}`;
 
@@ -64,16 +71,17 @@ export function validationDetails(issues: AjvIssue[], context: string | undefine
       dropped.add(union);
       continue;
     }
+    // Each branch as a verb phrase after "must": "be a string", "be null", "match pattern …".
     const kinds = branches
       .map((b) =>
         b.issue.keyword === 'type'
-          ? article(String(b.issue.params.type))
+          ? `be ${article(String(b.issue.params.type))}`
           : b.issue.keyword === 'const'
-            ? JSON.stringify(b.issue.params.allowedValue)
-            : b.message.replace(/^must be /, ''),
+            ? `be ${JSON.stringify(b.issue.params.allowedValue)}`
+            : b.message.replace(/^must /, ''),
       )
       .filter((k, i, all) => all.indexOf(k) === i);
-    replaced.set(union, kinds.length > 0 ? `must be ${kinds.join(' or ')}` : 'has an invalid value');
+    replaced.set(union, kinds.length > 0 ? `must ${joinBranches(kinds)}` : 'has an invalid value');
   }
   const seen = new Set<string>();
   const out: FieldIssue[] = [];

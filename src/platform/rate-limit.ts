@@ -1,19 +1,25 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterDrizzle, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import { rateLimits } from '../db/schema/index.js';
 import { AppError } from './errors.js';
 
 /**
  * Counters live in process memory, or in Redis when REDIS_URL is set so that
  * several API processes share one budget per principal. If Redis is unreachable
  * the in-memory limiter takes over (insurance) rather than failing requests.
+ *
+ * The sign-in failure limit is a security control, not load shedding: N processes each
+ * counting 10 would allow 10 × N guesses. Without Redis it is counted in the database
+ * (table `rate_limits`, through the platform connection), which every process shares.
  */
 export interface Limiters {
   /** Requests per minute per principal (RATE_LIMIT_PER_MINUTE). */
   requests: RateLimiterMemory | RateLimiterRedis;
-  /** Failed sign-ins per email: 10 per 15 minutes (decisions §3). */
-  signInFailures: RateLimiterMemory | RateLimiterRedis;
+  /** Failed sign-ins per email: 10 per 15 minutes (decisions §3), shared by every process. */
+  signInFailures: RateLimiterMemory | RateLimiterRedis | RateLimiterDrizzle;
   perMinute: number;
   /** A route's own per-minute budget (route config `rateLimit`), made once per bucket name. */
   bucket(name: string, perMinute: number): RateLimiterMemory | RateLimiterRedis;
@@ -28,7 +34,11 @@ export const SIGN_IN_FAILURES = { points: 10, duration: 15 * 60 };
 
 type Log = Pick<FastifyBaseLogger, 'info' | 'error'>;
 
-export function createLimiters(config: Config, log?: Log): Limiters {
+/**
+ * `platformDb`: the platform connection (crm_platform), where the sign-in failures are counted
+ * when REDIS_URL is unset; without it (unit tests of the limiters) they stay in memory.
+ */
+export function createLimiters(config: Config, log?: Log, platformDb?: Db): Limiters {
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
@@ -70,7 +80,22 @@ export function createLimiters(config: Config, log?: Log): Limiters {
       }
       return limiter;
     },
-    signInFailures: make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration),
+    signInFailures:
+      redis || !platformDb
+        ? make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration)
+        : new RateLimiterDrizzle({
+            storeClient: platformDb,
+            schema: rateLimits,
+            keyPrefix: 'signin',
+            points: SIGN_IN_FAILURES.points,
+            duration: SIGN_IN_FAILURES.duration,
+            // A database that does not answer must not open the door wider than one process's count.
+            insuranceLimiter: new RateLimiterMemory({
+              keyPrefix: 'signin',
+              points: SIGN_IN_FAILURES.points,
+              duration: SIGN_IN_FAILURES.duration,
+            }),
+          }),
     perMinute: config.rateLimitPerMinute,
     redis,
     redisCheck: () => (redis ? (redis.status === 'ready' ? 'ok' : 'unreachable') : 'not configured'),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, isDevSecret, loadConfig, parseDuration } from '../../src/config.js';
+import { ConfigError, configSummary, isDevSecret, loadConfig, parseDuration } from '../../src/config.js';
 
 describe('configuration (decisions §1)', () => {
   it('has the documented defaults', () => {
@@ -22,6 +22,19 @@ describe('configuration (decisions §1)', () => {
       mailFrom: 'Service <no-reply@localhost>',
     });
     expect(isDevSecret(c)).toBe(true);
+  });
+
+  it('LISTEN_DATABASE_URL: the worker LISTENs on DATABASE_URL unless told of a direct connection (PgBouncer)', () => {
+    expect(loadConfig({}).listenDatabaseUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@pgbouncer:6432/crm' }).listenDatabaseUrl).toBe(
+      'postgres://u@pgbouncer:6432/crm',
+    );
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://u@pgbouncer:6432/crm',
+      LISTEN_DATABASE_URL: 'postgres://u@db/crm',
+    });
+    expect(c.listenDatabaseUrl).toBe('postgres://u@db/crm');
+    expect(configSummary(c)).toMatchObject({ listenDatabase: 'postgres://db/crm' });
   });
 
   it('reads every variable', () => {

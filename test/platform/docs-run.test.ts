@@ -1,14 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processEnvironment, type Run, startServer, stop } from './processes.js';
+import { processEnvironment, startServer, stop } from './processes.js';
 
 /**
  * Issue 17 item 5: the docs run. The README tour and the walkthroughs fence their runnable
  * shell as ```sh tour; each document's blocks run in order, in one bash (ids captured in one
- * block are used by the next), against a fresh server on 127.0.0.1 whose address is BASE.
+ * block are used by the next), against a server on 127.0.0.1 whose address is BASE: a fresh one per
+ * document, and then one server for all of them in a row.
  * Every curl reports its status on stderr (a wrapper adds `--write-out`): no answer may be
  * 5xx, and the 4xx answers are exactly the lines the document marks "as expected".
  */
@@ -46,61 +47,96 @@ async function freePort(): Promise<number> {
   });
 }
 
-describe.each(DOCS)('$doc runs as written', ({ doc, worker }) => {
-  let cleanup: (() => Promise<void>) | undefined;
-  let server: { run: Run; base: string } | undefined;
-  let cwd: string;
+/** Runs one document's `sh tour` blocks in `cwd` against `base` and checks every answer. */
+function runTour(doc: string, base: string, cwd: string): void {
+  const blocks = tourBlocks(readFileSync(doc, 'utf8'));
+  expect(blocks.length, `${doc} has no \`\`\`sh tour block`).toBeGreaterThan(0);
+  const script = blocks.join('\n');
+  const result = spawnSync('bash', ['-c', PRELUDE + script], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: cwd, BASE: base, TZ: 'UTC' },
+    encoding: 'utf8',
+    timeout: 120_000,
+    killSignal: 'SIGKILL',
+  });
+  const report = `${doc}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
+  expect(result.status, report).toBe(0);
+  const statuses = [...result.stderr.matchAll(/^HTTP (\d{3}) (\S+)$/gm)].map((m) => ({
+    status: Number(m[1]),
+    url: m[2] as string,
+  }));
+  expect(statuses.length, report).toBeGreaterThan(0);
+  expect(
+    statuses.filter((s) => s.status >= 500 || s.status === 0),
+    report,
+  ).toEqual([]);
+  // Every request talked to the test server only.
+  expect(
+    statuses.filter((s) => !s.url.startsWith('http://127.0.0.1:')),
+    report,
+  ).toEqual([]);
+  const expected4xx = script.split('\n').filter((line) => /as expected/.test(line)).length;
+  expect(
+    statuses.filter((s) => s.status >= 400),
+    report,
+  ).toHaveLength(expected4xx);
+}
 
+/** A server on a free port of 127.0.0.1 whose BASE_URL is its real address (portal links are built from it). */
+async function startDocsServer(label: string, worker: boolean) {
+  const environment = await processEnvironment(label);
+  const port = await freePort();
+  const server = await startServer({
+    ...environment.env,
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+    RUN_WORKER: worker ? 'true' : 'false',
+  });
+  return { environment, server, cwd: mkdtempSync(join(environment.dir, 'shell-')) };
+}
+
+describe.each(DOCS)('$doc runs as written, on a server of its own', ({ doc, worker }) => {
+  let started: Awaited<ReturnType<typeof startDocsServer>> | undefined;
   beforeAll(async () => {
-    const environment = await processEnvironment('docs');
-    cleanup = environment.cleanup;
-    const port = await freePort();
-    // The portal links the server mails and returns are built from BASE_URL: the real address.
-    server = await startServer({
-      ...environment.env,
-      PORT: String(port),
-      BASE_URL: `http://127.0.0.1:${port}`,
-      RUN_WORKER: worker ? 'true' : 'false',
-    });
-    cwd = mkdtempSync(join(environment.dir, 'shell-'));
+    started = await startDocsServer('docs', worker ?? false);
   }, 180_000);
   afterAll(async () => {
-    if (server) await stop(server.run);
-    if (cwd) rmSync(cwd, { recursive: true, force: true });
-    await cleanup?.();
+    if (started) await stop(started.server.run);
+    await started?.environment.cleanup();
   });
 
   it('every sh tour block exits 0, no 5xx, 4xx only where marked', () => {
-    const blocks = tourBlocks(readFileSync(doc, 'utf8'));
-    expect(blocks.length, `${doc} has no \`\`\`sh tour block`).toBeGreaterThan(0);
-    const script = blocks.join('\n');
-    const result = spawnSync('bash', ['-c', PRELUDE + script], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: cwd, BASE: server?.base ?? '', TZ: 'UTC' },
-      encoding: 'utf8',
-      timeout: 120_000,
-      killSignal: 'SIGKILL',
-    });
-    const report = `${doc}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
-    expect(result.status, report).toBe(0);
-    const statuses = [...result.stderr.matchAll(/^HTTP (\d{3}) (\S+)$/gm)].map((m) => ({
-      status: Number(m[1]),
-      url: m[2] as string,
-    }));
-    expect(statuses.length, report).toBeGreaterThan(0);
-    expect(
-      statuses.filter((s) => s.status >= 500 || s.status === 0),
-      report,
-    ).toEqual([]);
-    // Every request talked to the test server only.
-    expect(
-      statuses.filter((s) => !s.url.startsWith('http://127.0.0.1:')),
-      report,
-    ).toEqual([]);
-    const expected4xx = script.split('\n').filter((line) => /as expected/.test(line)).length;
-    expect(
-      statuses.filter((s) => s.status >= 400),
-      report,
-    ).toHaveLength(expected4xx);
+    if (!started) throw new Error('no server');
+    runTour(doc, started.server.base, started.cwd);
+  }, 180_000);
+});
+
+/**
+ * Issue 29: a new user pastes the README tour, then page after page, into one shell against one
+ * `npm start`. No page may depend on a fresh server (its own sign-up emails, dates computed when
+ * it runs), nor trip over the files an earlier page left in the directory.
+ */
+describe('every page in a row on one server, in one directory', () => {
+  let started: Awaited<ReturnType<typeof startDocsServer>> | undefined;
+  beforeAll(async () => {
+    started = await startDocsServer('docs-all', true);
+  }, 180_000);
+  afterAll(async () => {
+    if (started) await stop(started.server.run);
+    await started?.environment.cleanup();
+  });
+
+  it.each(DOCS)(
+    '$doc',
+    ({ doc }) => {
+      if (!started) throw new Error('no server');
+      runTour(doc, started.server.base, started.cwd);
+    },
+    180_000,
+  );
+
+  it('the README tour again, after every page', () => {
+    if (!started) throw new Error('no server');
+    runTour('README.md', started.server.base, started.cwd);
   }, 180_000);
 });

@@ -64,6 +64,15 @@ describe('Error answers', () => {
     expect(details).toEqual([{ field: 'address.zip', message: 'must be a string' }]);
   });
 
+  it('words a nullable field with a pattern as one phrase, never "must be must match"', async () => {
+    const res = await owner.call('PATCH', '/api/contracts/ctr_missing', { startDate: 'next tuesday' });
+    expect(res.statusCode).toBe(400);
+    const details = res.json().error.details as Array<{ field: string; message: string }>;
+    const message = details.find((d) => d.field === 'startDate')?.message;
+    expect(message).toMatch(/^must match pattern ".+" or be null$/);
+    expect(JSON.stringify(details)).not.toMatch(/must be must/);
+  });
+
   it('tells an invalid API key apart from no credentials (same code)', async () => {
     const none = await h.app.inject({ method: 'GET', url: '/api/customers' });
     const badKey = await h.app.inject({

@@ -73,6 +73,8 @@ export async function startServer(
   // No deadline of its own: a first start runs initdb for the embedded database, which is slow on a
   // busy machine; the test's timeout bounds the wait.
   const m = await waitFor(r, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
+  // The port opens before the database is ready (it answers 503 meanwhile): wait for ready.
+  await waitFor(r, /API ready on /);
   return { run: r, base: m[1] as string };
 }
 

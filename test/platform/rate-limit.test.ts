@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { rateLimits } from '../../src/db/schema/index.js';
 import { apiKeyCaller, createHarness, type Harness, newTenant, TEST_ENV, type TestUser } from '../harness.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -121,6 +122,49 @@ describe('per-IP limits behind a proxy (TRUST_PROXY)', () => {
     } finally {
       await trusted.close();
       await untrusted.close();
+    }
+  });
+});
+
+describe('sign-in failures counted in the database without Redis (issue 29)', () => {
+  let h: Harness;
+  let owner: TestUser;
+  beforeAll(async () => {
+    h = await createHarness();
+    owner = await newTenant(h);
+  });
+  afterAll(async () => h?.close());
+
+  it('gives two API processes on one database one budget of 10 failures per email', async () => {
+    // Two apps, each with its own in-memory limiters, as two processes have: only the
+    // database is shared.
+    const config = loadConfig({ ...TEST_ENV });
+    expect(config.redisUrl).toBeUndefined();
+    const apps = [await buildApp(config, h.database), await buildApp(config, h.database)];
+    try {
+      const signIn = (i: number, password: string) =>
+        apps[i % 2]?.inject({
+          method: 'POST',
+          url: '/api/auth/sign-in/email',
+          payload: { email: owner.email.toUpperCase(), password },
+        });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push((await signIn(i, 'wrong password 123'))?.statusCode ?? 0);
+      expect(statuses).toEqual(Array(10).fill(401));
+      // Per process, each would have seen 5 failures and let the 11th try through.
+      for (const i of [0, 1]) {
+        const blocked = await signIn(i, 'wrong password 123');
+        expect(blocked?.statusCode).toBe(429);
+        expect(blocked?.json().error.code).toBe('RATE_LIMITED');
+        expect(Number(blocked?.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      // The right password is refused too while the window lasts.
+      expect((await signIn(0, 'correct horse battery'))?.statusCode).toBe(429);
+      // Counted once per email, in the platform-only table.
+      const rows = await h.admin.db.select().from(rateLimits);
+      expect(rows.filter((r) => r.key === `signin:${owner.email.toLowerCase()}`)).toMatchObject([{ points: 10 }]);
+    } finally {
+      for (const app of apps) await app.close();
     }
   });
 });

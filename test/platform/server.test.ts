@@ -26,6 +26,8 @@ describe('npm start / npm run admin as processes', () => {
     const first = await startServer(env);
     const ready = await fetch(`${first.base}/readyz`);
     expect(ready.status).toBe(200);
+    // The ready line names the console and how to stop (issue 29 item 3).
+    expect(first.run.output()).toMatch(/Console: http:\/\/\S+\/app\. Stop: Ctrl-C, or kill -TERM \d+/);
     const up = await fetch(`${first.base}/api/auth/sign-up/email`, {
       method: 'POST',
       headers: json,
@@ -43,6 +45,13 @@ describe('npm start / npm run admin as processes', () => {
     });
     expect(org.status).toBe(201);
     const orgId = (await org.json()).data.id as string;
+    if (!env.DATABASE_URL) {
+      // Issue 29 item 4: the embedded database allows one process; admin beside the API refuses.
+      const beside = run('src/admin.ts', ['set-plan', orgId, 'pro'], env);
+      expect(await beside.exited, beside.output()).toBe(1);
+      expect(beside.output()).toMatch(/in use by process \d+ .*stop that process first/s);
+      expect((await fetch(`${first.base}/api/organizations`, { headers: { cookie } })).status).toBe(200);
+    }
     expect(await stop(first.run)).toBe(0);
     expect(first.run.output()).toMatch(/shutting down/);
 

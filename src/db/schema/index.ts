@@ -13,6 +13,7 @@ export * from './organizations.js';
 export * from './payment-intents.js';
 export * from './portal.js';
 export * from './purchasing.js';
+export * from './rate-limits.js';
 export * from './webhooks.js';
 export * from './winter.js';
 export * from './workflows.js';
