@@ -194,6 +194,15 @@ describe('billing the work', () => {
       expect((await owner.call('POST', '/api/invoices/from-jobs', { jobIds: [good, good] })).statusCode).toBe(400);
     });
 
+    it('deleting the draft invoice frees its jobs to be billed again', async () => {
+      const j = await job(taxed, '2026-11-08');
+      const inv = (await owner.call('POST', '/api/invoices/from-jobs', { jobIds: [j] })).json().data.invoices[0];
+      expect((await owner.call('DELETE', `/api/invoices/${inv.id}`)).statusCode).toBe(204);
+      expect((await owner.call('GET', `/api/jobs/${j}`)).json().data.invoiceId).toBeNull();
+      const again = await owner.call('POST', '/api/invoices/from-jobs', { jobIds: [j] });
+      expect(again.statusCode, again.body).toBe(201);
+    });
+
     it('two concurrent calls bill a job once', async () => {
       const j = await job(exempt, '2026-11-07');
       const before = await invoiceCount();

@@ -2,7 +2,7 @@ import { addDays, startOfDayIn, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { finish, storedToPriced, taxRateFor } from '../billing/line-items.js';
-import { type CustomerRow, requireCustomer } from '../customers/customers.refs.js';
+import { type CustomerRow, requireCustomers } from '../customers/customers.refs.js';
 import {
   type BillableJob,
   lockJobsToBill,
@@ -11,7 +11,7 @@ import {
   type UnbilledQuery,
 } from '../jobs/jobs.billing.js';
 import { getOrgSettings } from '../settings/settings.service.js';
-import { getInvoice, type InvoiceDetailView, insertInvoice, type SendDeps, sendInvoice } from './invoices.service.js';
+import { getInvoice, type InvoiceDetailView, insertInvoices, type SendDeps, sendInvoice } from './invoices.service.js';
 
 /*
  * From work to cash (operations.md §9, "Billing the work"): completed, priced jobs
@@ -39,9 +39,10 @@ interface Draft {
  * Bills already locked and checked jobs, one draft invoice per customer:
  *  1. group the jobs by customer (customers in first-job order, jobs by date then id);
  *  2. check each customer and price its lines at its tax rate, before the first write;
- *  3. per customer: create the invoice through the invoice service (number, totals,
- *     lines, invoice.created), then mark its jobs billed (jobs module; 409 if a
- *     concurrent bill got one first), then send it when asked (ledger, events, mail).
+ *  3. create the invoices through the invoice service (numbers, totals, lines,
+ *     invoice.created: insertInvoices, as insertInvoice does one by one);
+ *  4. mark the jobs billed (jobs module; 409 if a concurrent bill got one first);
+ *  5. send each invoice when asked (ledger posting, events, mail: sendInvoice).
  */
 async function billJobs(ctx: Ctx, jobs: BillableJob[], opts: BillOptions, deps: SendDeps) {
   const settings = await getOrgSettings(ctx);
@@ -49,9 +50,10 @@ async function billJobs(ctx: Ctx, jobs: BillableJob[], opts: BillOptions, deps: 
 
   const groups = new Map<string, BillableJob[]>();
   for (const job of jobs) groups.set(job.customerId, [...(groups.get(job.customerId) ?? []), job]);
+  const customers = await requireCustomers(ctx, [...groups.keys()], 'jobIds');
   const drafts: Draft[] = [];
   for (const [customerId, group] of groups) {
-    const customer = await requireCustomer(ctx, customerId, 'jobIds');
+    const customer = customers.get(customerId) as CustomerRow;
     group.sort((a, b) => a.scheduledDate.localeCompare(b.scheduledDate) || a.id.localeCompare(b.id));
     drafts.push({ customer, jobs: group });
   }
@@ -67,31 +69,33 @@ async function billJobs(ctx: Ctx, jobs: BillableJob[], opts: BillOptions, deps: 
     ),
   );
 
-  const invoices: InvoiceDetailView[] = [];
-  for (const [i, d] of drafts.entries()) {
-    const properties = new Set(d.jobs.map((j) => j.propertyId));
-    const [onlyProperty] = properties;
-    let invoice = await insertInvoice(ctx, {
-      customerId: d.customer.id,
-      propertyId: properties.size === 1 ? (onlyProperty ?? null) : null,
-      invoiceDate,
-      dueDate: addDays(invoiceDate, settings.paymentTermsDays),
-      notes: null,
-      estimateId: null,
-      priced: priced[i] as ReturnType<typeof finish>,
-    });
-    await markJobsBilled(
-      ctx,
-      d.jobs.map((j) => j.id),
-      invoice,
-    );
-    if (opts.send) {
-      await sendInvoice(ctx, invoice.id, deps);
-      invoice = await getInvoice(ctx, invoice.id);
-    }
-    invoices.push(invoice);
+  const made = await insertInvoices(
+    ctx,
+    drafts.map((d, i) => {
+      const properties = new Set(d.jobs.map((j) => j.propertyId));
+      const [onlyProperty] = properties;
+      return {
+        customerId: d.customer.id,
+        propertyId: properties.size === 1 ? (onlyProperty ?? null) : null,
+        invoiceDate,
+        dueDate: addDays(invoiceDate, settings.paymentTermsDays),
+        notes: null,
+        estimateId: null,
+        priced: priced[i] as ReturnType<typeof finish>,
+      };
+    }),
+  );
+  await markJobsBilled(
+    ctx,
+    drafts.map((d, i) => ({ jobIds: d.jobs.map((j) => j.id), invoice: made[i] as InvoiceDetailView })),
+  );
+  if (!opts.send) return made;
+  const sent: InvoiceDetailView[] = [];
+  for (const invoice of made) {
+    await sendInvoice(ctx, invoice.id, deps);
+    sent.push(await getInvoice(ctx, invoice.id));
   }
-  return invoices;
+  return sent;
 }
 
 /** POST /api/invoices/from-jobs: exactly these jobs (all billable, else nothing is written). */
@@ -120,7 +124,7 @@ export async function batchInvoices(
   where?: UnbilledQuery['where'],
 ): Promise<InvoiceDetailView[]> {
   if (input.from > input.to) throw invalidField('from', `must not be after to (${input.to})`);
-  for (const id of input.customerIds ?? []) await requireCustomer(ctx, id, 'customerIds');
+  await requireCustomers(ctx, input.customerIds ?? [], 'customerIds');
   const { timezone } = await getOrgSettings(ctx);
   const jobs = await lockUnbilledJobs(ctx, {
     from: startOfDayIn(input.from, timezone),

@@ -1,4 +1,5 @@
 import { and, asc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import { rowsOf } from '../../db/client.js';
 import { jobActivity, jobs, type StoredJobLine } from '../../db/schema/index.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -92,36 +93,45 @@ export async function lockUnbilledJobs(ctx: Ctx, q: UnbilledQuery): Promise<Bill
 }
 
 /**
- * Records that `invoice` bills these jobs (locked by the caller). Conditional on the
- * jobs still being unbilled and completed, so a bill that lost a race fails (409)
- * and rolls back instead of billing a job twice.
+ * Records that each invoice bills its jobs, which the caller locked and checked with
+ * lockJobsToBill or lockUnbilledJobs. Conditional on the jobs still being unbilled, so
+ * a bill that lost a race fails (409) and rolls back instead of billing a job twice.
+ * (Not on `status` too: with both conditions the planner may walk the partial index of
+ * unbilled jobs, every unbilled job of the organization per call, instead of the key.)
  */
-export async function markJobsBilled(ctx: Ctx, jobIds: string[], invoice: { id: string; invoiceNumber: string }) {
+export async function markJobsBilled(
+  ctx: Ctx,
+  bills: Array<{ jobIds: string[]; invoice: { id: string; invoiceNumber: string } }>,
+): Promise<void> {
+  const pairs = bills.flatMap((b) => b.jobIds.map((jobId) => ({ jobId, invoice: b.invoice })));
+  if (pairs.length === 0) return;
   const now = new Date();
-  const marked = await ctx.tx
-    .update(jobs)
-    .set({ invoiceId: invoice.id, updatedAt: now })
-    .where(
-      and(
-        eq(jobs.organizationId, ctx.organizationId),
-        inArray(jobs.id, jobIds),
-        isNull(jobs.invoiceId),
-        eq(jobs.status, 'completed'),
-      ),
-    )
-    .returning({ id: jobs.id });
-  if (marked.length !== jobIds.length)
-    throw conflict('A job was billed by another request meanwhile; nothing was billed');
+  // One statement per chunk (two parameters a job), not one per invoice.
+  for (let i = 0; i < pairs.length; i += 5000) {
+    const chunk = pairs.slice(i, i + 5000);
+    const values = sql.join(
+      chunk.map((p) => sql`(${p.jobId}, ${p.invoice.id})`),
+      sql`, `,
+    );
+    const marked = rowsOf<{ id: string }>(
+      await ctx.tx.execute(sql`UPDATE ${jobs} SET invoice_id = v.invoice_id, updated_at = ${now.toISOString()}::timestamptz
+        FROM (VALUES ${values}) AS v(job_id, invoice_id)
+        WHERE ${jobs.organizationId} = ${ctx.organizationId} AND ${jobs.id} = v.job_id AND ${jobs.invoiceId} IS NULL
+        RETURNING ${jobs.id}`),
+    );
+    if (marked.length !== chunk.length) {
+      throw conflict('A job was billed by another request meanwhile; nothing was billed');
+    }
+  }
   const actorId = ctx.actor.kind === 'portal' ? null : ctx.actor.id;
-  await ctx.tx.insert(jobActivity).values(
-    jobIds.map((jobId, i) => ({
-      id: newId('jac'),
-      organizationId: ctx.organizationId,
-      jobId,
-      type: 'invoiced',
-      message: `Billed on invoice ${invoice.invoiceNumber}`,
-      actorId,
-      createdAt: new Date(now.getTime() + i),
-    })),
-  );
+  const activity = pairs.map((p, i) => ({
+    id: newId('jac'),
+    organizationId: ctx.organizationId,
+    jobId: p.jobId,
+    type: 'invoiced',
+    message: `Billed on invoice ${p.invoice.invoiceNumber}`,
+    actorId,
+    createdAt: new Date(now.getTime() + i),
+  }));
+  for (let i = 0; i < activity.length; i += 2000) await ctx.tx.insert(jobActivity).values(activity.slice(i, i + 2000));
 }
