@@ -69,7 +69,9 @@ async function main() {
     closeApp = () => app.close();
     if (handler) starting.handOver(handler);
     if (isDevSecret(config)) app.log.warn('AUTH_SECRET is not set: using a development secret (never in production)');
-    const worker = config.runWorker ? startTasks(workerTasks, { config, database, log: app.log, outage: app.deps.outage }) : undefined;
+    const worker = config.runWorker
+      ? startTasks(workerTasks, { config, database, log: app.log, outage: app.deps.outage })
+      : undefined;
     stopWorker = worker ? () => worker.stop() : undefined;
     app.log.info(
       worker

@@ -1,4 +1,5 @@
 import type { BenchPart } from '../lib.js';
+import { batchInvoicingBench } from './batch-invoicing.js';
 import { billingBench } from './billing.js';
 import { crewTrackingBench } from './crew-tracking.js';
 import { customersBench } from './customers.js';
@@ -13,6 +14,7 @@ export const benchParts: BenchPart[] = [
   jobsBench,
   webhooksBench,
   billingBench,
+  batchInvoicingBench,
   crewTrackingBench,
   winterRoutesBench,
   dashboardBench,

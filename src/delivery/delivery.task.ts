@@ -319,7 +319,9 @@ async function listenForWork(
   // The pool's other settings (its connect time-out) apply to the direct connection too.
   const poolOptions = (database.pool as unknown as { options: pg.ClientConfig }).options;
   const options: pg.ClientConfig =
-    listenUrl && listenUrl !== poolOptions.connectionString ? { ...poolOptions, connectionString: listenUrl } : poolOptions;
+    listenUrl && listenUrl !== poolOptions.connectionString
+      ? { ...poolOptions, connectionString: listenUrl }
+      : poolOptions;
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;

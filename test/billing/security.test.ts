@@ -27,6 +27,14 @@ routeSecuritySuite('invoices and estimates', async (h, owner) => {
     { method: 'POST', url: `/api/estimates/${est}/approve`, crossTenant: true },
     { method: 'POST', url: `/api/estimates/${est}/decline`, crossTenant: true },
     { method: 'POST', url: `/api/estimates/${est}/convert`, crossTenant: true },
+    {
+      method: 'POST',
+      url: `/api/estimates/${est}/convert-to-job`,
+      body: { scheduledDate: '2026-11-03' },
+      crossTenant: true,
+    },
+    { method: 'POST', url: '/api/invoices/from-jobs', body: { jobIds: ['job_missing'] } },
+    { method: 'POST', url: '/api/invoices/batch', body: { from: '2026-10-01', to: '2026-10-31' } },
     { method: 'DELETE', url: `/api/estimates/${est}`, crossTenant: true },
   ];
 });

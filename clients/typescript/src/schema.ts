@@ -857,6 +857,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invoices/from-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bill completed jobs: one draft invoice per customer, one line per job line
+         * @description All or nothing: every job must be completed, priced and unbilled; each gets invoiceId. Two concurrent calls bill a job once (the second answers 409 CONFLICT). Tax, numbering, events and ledger as for any invoice.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createInvoicesFromJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invoices/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Batch invoicing: the completed, unbilled, priced jobs completed from..to, one invoice per customer
+         * @description Dates are calendar dates in the organization’s timezone, both included; `from` after `to` → 400. Jobs without lines are left out. Answers the invoices made (possibly none).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createInvoicesBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/payments": {
         parameters: {
             query?: never;
@@ -1273,6 +1317,28 @@ export interface paths {
          *     Needs a session with an active organization, or an API key (Business plan).
          */
         post: operations["convertEstimate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/estimates/{id}/convert-to-job": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn an approved estimate into a job with its lines, customer and property
+         * @description Approved estimates only (else 409 INVALID_STATE); the estimate records jobId and stays approved; a second conversion → 409 CONFLICT. Bill the job later with POST /api/invoices/from-jobs.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["convertToJobEstimate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4380,6 +4446,26 @@ export interface components {
          *         "Edging"
          *       ],
          *       "notes": "Bag the clippings",
+         *       "lineItems": [
+         *         {
+         *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+         *           "description": "Weekly mowing",
+         *           "quantity": 1,
+         *           "unitPrice": 45,
+         *           "taxable": true,
+         *           "amount": 45
+         *         },
+         *         {
+         *           "serviceId": null,
+         *           "description": "Edging",
+         *           "quantity": 0.5,
+         *           "unitPrice": 30,
+         *           "taxable": true,
+         *           "amount": 15
+         *         }
+         *       ],
+         *       "total": 60,
+         *       "invoiceId": null,
          *       "createdAt": "2026-04-28T12:30:00.000Z",
          *       "updatedAt": "2026-04-28T12:30:00.000Z"
          *     }
@@ -4405,6 +4491,21 @@ export interface components {
             /** @description Service names */
             services: string[];
             notes: string | null;
+            /** @description Priced lines, in order ([] when the job is not priced) */
+            lineItems: {
+                serviceId: string | null;
+                description: string;
+                quantity: number;
+                /** @description Price per unit */
+                unitPrice: number;
+                /** @description Whether the invoice made from this job taxes the line */
+                taxable: boolean;
+                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                amount: number;
+            }[];
+            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+            total: number;
+            invoiceId: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 date-time, UTC
@@ -4603,6 +4704,7 @@ export interface components {
          *       "expirationDate": "2026-04-14",
          *       "notes": "Spring clean-up and fresh mulch",
          *       "invoiceId": null,
+         *       "jobId": null,
          *       "sentAt": "2026-03-15T15:20:33.000Z",
          *       "viewedAt": null,
          *       "approvedAt": null,
@@ -4660,6 +4762,7 @@ export interface components {
             expirationDate: string;
             notes: string | null;
             invoiceId: string | null;
+            jobId: string | null;
             sentAt: string | null;
             viewedAt: string | null;
             approvedAt: string | null;
@@ -10594,6 +10697,312 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    createInvoicesFromJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jobIds": [
+                 *         "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                 *         "job_01JDYY909VFHTXJTQTNYRZYAKR"
+                 *       ],
+                 *       "send": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Completed jobs with lineItems, not yet billed, of this organization (unknown ids → 400 naming them; a job not completed or without lines → 409 INVALID_STATE; a billed job → 409 CONFLICT; nothing is written then) */
+                    jobIds: string[];
+                    /** @description true: send each invoice at once (as POST /api/invoices/{id}/send: ledger posting, invoice.sent, mail) */
+                    send?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description One invoice per customer, in the order of the customers’ first job; each line reads "2026-11-03 — Weekly mowing" (the job’s date, an em dash, the job line) */
+                            invoices: {
+                                /** @description inv_… */
+                                id: string;
+                                /** @description INV-000001 upwards, per organization, no gaps */
+                                invoiceNumber: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                estimateId: string | null;
+                                /**
+                                 * @description draft | sent | partially_paid | paid | overdue | void | written_off
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "sent" | "partially_paid" | "paid" | "overdue" | "void" | "written_off";
+                                lineItems: {
+                                    id: string;
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Sum of line amounts */
+                                subtotal: number;
+                                /** @description Percent applied (0 for a tax-exempt customer) */
+                                taxRate: number;
+                                /** @description round(taxable subtotal × taxRate / 100), half away from zero */
+                                tax: number;
+                                /** @description subtotal + tax */
+                                total: number;
+                                amountPaid: number;
+                                /** @description total − amountPaid; 0 once void or written off */
+                                balance: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                invoiceDate: string;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                dueDate: string;
+                                notes: string | null;
+                                sentAt: string | null;
+                                lastEmail: {
+                                    /**
+                                     * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sent" | "failed";
+                                    to: string[];
+                                    sentAt: string | null;
+                                    error: string | null;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description Oldest first */
+                                payments: {
+                                    /** @description pay_… */
+                                    id: string;
+                                    amount: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    paymentDate: string;
+                                    /**
+                                     * @description cash | check | card | ach | other
+                                     * @enum {string}
+                                     */
+                                    method: "cash" | "check" | "card" | "ach" | "other";
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 date-time, UTC
+                                     */
+                                    createdAt: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createInvoicesBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "2026-10-01",
+                 *       "to": "2026-10-31",
+                 *       "send": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date
+                     * @description First completion date (YYYY-MM-DD, in the organization’s timezone)
+                     * @example 2026-05-01
+                     */
+                    from: string;
+                    /**
+                     * Format: date
+                     * @description Last completion date, inclusive; not before from (else 400)
+                     * @example 2026-05-01
+                     */
+                    to: string;
+                    /** @description Only these customers (each must be a customer of the organization, else 400) */
+                    customerIds?: string[];
+                    /** @description true: send each invoice at once (as POST /api/invoices/{id}/send: ledger posting, invoice.sent, mail) */
+                    send?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description One invoice per customer, in the order of the customers’ first job; each line reads "2026-11-03 — Weekly mowing" (the job’s date, an em dash, the job line) */
+                            invoices: {
+                                /** @description inv_… */
+                                id: string;
+                                /** @description INV-000001 upwards, per organization, no gaps */
+                                invoiceNumber: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                estimateId: string | null;
+                                /**
+                                 * @description draft | sent | partially_paid | paid | overdue | void | written_off
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "sent" | "partially_paid" | "paid" | "overdue" | "void" | "written_off";
+                                lineItems: {
+                                    id: string;
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Sum of line amounts */
+                                subtotal: number;
+                                /** @description Percent applied (0 for a tax-exempt customer) */
+                                taxRate: number;
+                                /** @description round(taxable subtotal × taxRate / 100), half away from zero */
+                                tax: number;
+                                /** @description subtotal + tax */
+                                total: number;
+                                amountPaid: number;
+                                /** @description total − amountPaid; 0 once void or written off */
+                                balance: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                invoiceDate: string;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                dueDate: string;
+                                notes: string | null;
+                                sentAt: string | null;
+                                lastEmail: {
+                                    /**
+                                     * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sent" | "failed";
+                                    to: string[];
+                                    sentAt: string | null;
+                                    error: string | null;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description Oldest first */
+                                payments: {
+                                    /** @description pay_… */
+                                    id: string;
+                                    amount: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    paymentDate: string;
+                                    /**
+                                     * @description cash | check | card | ach | other
+                                     * @enum {string}
+                                     */
+                                    method: "cash" | "check" | "card" | "ach" | "other";
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 date-time, UTC
+                                     */
+                                    createdAt: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -11890,6 +12299,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -12036,6 +12446,7 @@ export interface operations {
                          *       "expirationDate": "2026-04-14",
                          *       "notes": "Spring clean-up and fresh mulch",
                          *       "invoiceId": null,
+                         *       "jobId": null,
                          *       "sentAt": "2026-03-15T15:20:33.000Z",
                          *       "viewedAt": null,
                          *       "approvedAt": null,
@@ -12093,6 +12504,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -12188,6 +12600,7 @@ export interface operations {
                          *       "expirationDate": "2026-04-14",
                          *       "notes": "Spring clean-up and fresh mulch",
                          *       "invoiceId": null,
+                         *       "jobId": null,
                          *       "sentAt": "2026-03-15T15:20:33.000Z",
                          *       "viewedAt": null,
                          *       "approvedAt": null,
@@ -12245,6 +12658,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -12371,6 +12785,7 @@ export interface operations {
                          *       "expirationDate": "2026-04-14",
                          *       "notes": "Spring clean-up and fresh mulch",
                          *       "invoiceId": null,
+                         *       "jobId": null,
                          *       "sentAt": "2026-03-15T15:20:33.000Z",
                          *       "viewedAt": null,
                          *       "approvedAt": null,
@@ -12428,6 +12843,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -12587,6 +13003,7 @@ export interface operations {
                          *       "expirationDate": "2026-04-14",
                          *       "notes": "Spring clean-up and fresh mulch",
                          *       "invoiceId": null,
+                         *       "jobId": null,
                          *       "sentAt": "2026-03-15T15:20:33.000Z",
                          *       "viewedAt": null,
                          *       "approvedAt": null,
@@ -12644,6 +13061,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -12783,6 +13201,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -12890,6 +13309,7 @@ export interface operations {
                          *       "expirationDate": "2026-04-14",
                          *       "notes": "Spring clean-up and fresh mulch",
                          *       "invoiceId": null,
+                         *       "jobId": null,
                          *       "sentAt": "2026-03-15T15:20:33.000Z",
                          *       "viewedAt": null,
                          *       "approvedAt": null,
@@ -12947,6 +13367,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -13050,6 +13471,7 @@ export interface operations {
                          *       "expirationDate": "2026-04-14",
                          *       "notes": "Spring clean-up and fresh mulch",
                          *       "invoiceId": null,
+                         *       "jobId": null,
                          *       "sentAt": "2026-03-15T15:20:33.000Z",
                          *       "viewedAt": null,
                          *       "approvedAt": null,
@@ -13107,6 +13529,7 @@ export interface operations {
                             expirationDate: string;
                             notes: string | null;
                             invoiceId: string | null;
+                            jobId: string | null;
                             sentAt: string | null;
                             viewedAt: string | null;
                             approvedAt: string | null;
@@ -13211,6 +13634,7 @@ export interface operations {
                              *       "expirationDate": "2026-04-14",
                              *       "notes": "Spring clean-up and fresh mulch",
                              *       "invoiceId": null,
+                             *       "jobId": null,
                              *       "sentAt": "2026-03-15T15:20:33.000Z",
                              *       "viewedAt": null,
                              *       "approvedAt": null,
@@ -13268,6 +13692,7 @@ export interface operations {
                                 expirationDate: string;
                                 notes: string | null;
                                 invoiceId: string | null;
+                                jobId: string | null;
                                 sentAt: string | null;
                                 viewedAt: string | null;
                                 approvedAt: string | null;
@@ -13459,6 +13884,313 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    convertToJobEstimate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scheduledDate": "2026-04-20"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Required: the day the job is scheduled for. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                     * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
+                     */
+                    scheduledDate: string;
+                    /** @description Team member user ids (GET /api/members → userId) */
+                    assignedTo?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @example {
+                             *       "id": "est_01JDT1J87807AWMNTTJAY9FFJC",
+                             *       "estimateNumber": "EST-000001",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": null,
+                             *       "status": "sent",
+                             *       "lineItems": [
+                             *         {
+                             *           "id": "lin_01JDBEC0MPVP0V17H59EY5VGBN",
+                             *           "serviceId": null,
+                             *           "description": "Spring clean-up",
+                             *           "quantity": 1,
+                             *           "unitPrice": 180,
+                             *           "taxable": true,
+                             *           "amount": 180
+                             *         },
+                             *         {
+                             *           "id": "lin_01JD15E9GNXN7VKD4PZ55GA20F",
+                             *           "serviceId": null,
+                             *           "description": "Mulch install (yd)",
+                             *           "quantity": 3,
+                             *           "unitPrice": 65,
+                             *           "taxable": true,
+                             *           "amount": 195
+                             *         }
+                             *       ],
+                             *       "subtotal": 375,
+                             *       "taxRate": 8.25,
+                             *       "tax": 30.94,
+                             *       "total": 405.94,
+                             *       "estimateDate": "2026-03-15",
+                             *       "expirationDate": "2026-04-14",
+                             *       "notes": "Spring clean-up and fresh mulch",
+                             *       "invoiceId": null,
+                             *       "jobId": null,
+                             *       "sentAt": "2026-03-15T15:20:33.000Z",
+                             *       "viewedAt": null,
+                             *       "approvedAt": null,
+                             *       "declinedAt": null,
+                             *       "lastEmail": {
+                             *         "status": "sent",
+                             *         "to": [
+                             *           "dana.whitfield@example.com"
+                             *         ],
+                             *         "sentAt": "2026-03-15T15:20:33.000Z",
+                             *         "error": null
+                             *       },
+                             *       "createdAt": "2026-03-15T15:20:33.000Z",
+                             *       "updatedAt": "2026-03-15T15:20:33.000Z"
+                             *     }
+                             */
+                            estimate: {
+                                /** @description est_… */
+                                id: string;
+                                /** @description EST-000001 upwards, per organization, no gaps */
+                                estimateNumber: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                /**
+                                 * @description draft | sent | viewed | approved | declined | expired | converted
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "sent" | "viewed" | "approved" | "declined" | "expired" | "converted";
+                                lineItems: {
+                                    id: string;
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                subtotal: number;
+                                /** @description Percent applied (0 for a tax-exempt customer) */
+                                taxRate: number;
+                                tax: number;
+                                total: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                estimateDate: string;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                expirationDate: string;
+                                notes: string | null;
+                                invoiceId: string | null;
+                                jobId: string | null;
+                                sentAt: string | null;
+                                viewedAt: string | null;
+                                approvedAt: string | null;
+                                declinedAt: string | null;
+                                lastEmail: {
+                                    /**
+                                     * @description pending: queued or being retried (the mail server refused or was unreachable; `error` says why); sent: the mail server accepted it; failed: given up after repeated refusals
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sent" | "failed";
+                                    to: string[];
+                                    sentAt: string | null;
+                                    error: string | null;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                            };
+                            /**
+                             * @example {
+                             *       "id": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                             *       "status": "scheduled",
+                             *       "scheduledDate": "2026-05-04",
+                             *       "assignedTo": [],
+                             *       "services": [
+                             *         "Mowing",
+                             *         "Edging"
+                             *       ],
+                             *       "notes": "Bag the clippings",
+                             *       "lineItems": [
+                             *         {
+                             *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                             *           "description": "Weekly mowing",
+                             *           "quantity": 1,
+                             *           "unitPrice": 45,
+                             *           "taxable": true,
+                             *           "amount": 45
+                             *         },
+                             *         {
+                             *           "serviceId": null,
+                             *           "description": "Edging",
+                             *           "quantity": 0.5,
+                             *           "unitPrice": 30,
+                             *           "taxable": true,
+                             *           "amount": 15
+                             *         }
+                             *       ],
+                             *       "total": 60,
+                             *       "invoiceId": null,
+                             *       "createdAt": "2026-04-28T12:30:00.000Z",
+                             *       "updatedAt": "2026-04-28T12:30:00.000Z",
+                             *       "checklist": [
+                             *         {
+                             *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4P",
+                             *           "text": "Mow front and back",
+                             *           "completed": false,
+                             *           "completedAt": null
+                             *         },
+                             *         {
+                             *           "id": "jci_01JDYY90A1M6X3RVB8QK2T7C4Q",
+                             *           "text": "Edge the driveway",
+                             *           "completed": false,
+                             *           "completedAt": null
+                             *         }
+                             *       ],
+                             *       "activity": [
+                             *         {
+                             *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
+                             *           "type": "created",
+                             *           "message": "Job created for 2026-05-04",
+                             *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
+                             *           "createdAt": "2026-04-28T12:30:00.000Z"
+                             *         }
+                             *       ]
+                             *     }
+                             */
+                            job: {
+                                /** @description job_… */
+                                id: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                /**
+                                 * @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                                /**
+                                 * Format: date
+                                 * @description The day the job is scheduled for, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                scheduledDate: string;
+                                /** @description Team member user ids */
+                                assignedTo: string[];
+                                /** @description Service names */
+                                services: string[];
+                                notes: string | null;
+                                /** @description Priced lines, in order ([] when the job is not priced) */
+                                lineItems: {
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    /** @description Price per unit */
+                                    unitPrice: number;
+                                    /** @description Whether the invoice made from this job taxes the line */
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                    amount: number;
+                                }[];
+                                /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                                total: number;
+                                invoiceId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description In the order given at creation */
+                                checklist: {
+                                    /** @description jci_… */
+                                    id: string;
+                                    text: string;
+                                    completed: boolean;
+                                    completedAt: string | null;
+                                }[];
+                                /** @description Chronological, oldest first */
+                                activity: {
+                                    id: string;
+                                    /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
+                                    type: string;
+                                    /** @description Human-readable description of the change */
+                                    message: string;
+                                    actorId: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 date-time, UTC
+                                     */
+                                    createdAt: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listJobs: {
         parameters: {
             query?: {
@@ -13523,6 +14255,21 @@ export interface operations {
                             /** @description Service names */
                             services: string[];
                             notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -13570,6 +14317,17 @@ export interface operations {
                  *         "Mow front",
                  *         "Mow back",
                  *         "Edge walkways"
+                 *       ],
+                 *       "lineItems": [
+                 *         {
+                 *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                 *           "quantity": 1
+                 *         },
+                 *         {
+                 *           "description": "Edging",
+                 *           "quantity": 0.5,
+                 *           "unitPrice": 30
+                 *         }
                  *       ]
                  *     }
                  */
@@ -13594,6 +14352,19 @@ export interface operations {
                     checklist?: string[];
                     /** @description true: create as a draft (no event) to publish later with POST /publish */
                     draft?: boolean;
+                    /** @description Priced lines, as invoice lines: a serviceId line takes its description, unitPrice and taxable from the catalog when omitted; [] removes every line */
+                    lineItems?: {
+                        /** @description Catalog service; supplies description, unitPrice and taxable when they are omitted */
+                        serviceId?: string;
+                        /** @description Required unless serviceId is given */
+                        description?: string;
+                        /** @description Greater than 0, at most three decimals */
+                        quantity: number;
+                        /** @description Price per unit, ≥ 0, at most two decimals; required unless serviceId is given */
+                        unitPrice?: number;
+                        /** @description Default: the service’s setting, else true */
+                        taxable?: boolean;
+                    }[];
                 };
             };
         };
@@ -13621,6 +14392,26 @@ export interface operations {
                          *         "Edging"
                          *       ],
                          *       "notes": "Bag the clippings",
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         },
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Edging",
+                         *           "quantity": 0.5,
+                         *           "unitPrice": 30,
+                         *           "taxable": true,
+                         *           "amount": 15
+                         *         }
+                         *       ],
+                         *       "total": 60,
+                         *       "invoiceId": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -13669,6 +14460,21 @@ export interface operations {
                             /** @description Service names */
                             services: string[];
                             notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -13690,7 +14496,7 @@ export interface operations {
                             /** @description Chronological, oldest first */
                             activity: {
                                 id: string;
-                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted */
+                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
                                 /** @description Human-readable description of the change */
                                 message: string;
@@ -13776,6 +14582,21 @@ export interface operations {
                                 /** @description Service names */
                                 services: string[];
                                 notes: string | null;
+                                /** @description Priced lines, in order ([] when the job is not priced) */
+                                lineItems: {
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    /** @description Price per unit */
+                                    unitPrice: number;
+                                    /** @description Whether the invoice made from this job taxes the line */
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                    amount: number;
+                                }[];
+                                /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                                total: number;
+                                invoiceId: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 date-time, UTC
@@ -13832,6 +14653,26 @@ export interface operations {
                          *         "Edging"
                          *       ],
                          *       "notes": "Bag the clippings",
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         },
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Edging",
+                         *           "quantity": 0.5,
+                         *           "unitPrice": 30,
+                         *           "taxable": true,
+                         *           "amount": 15
+                         *         }
+                         *       ],
+                         *       "total": 60,
+                         *       "invoiceId": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -13880,6 +14721,21 @@ export interface operations {
                             /** @description Service names */
                             services: string[];
                             notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -13901,7 +14757,7 @@ export interface operations {
                             /** @description Chronological, oldest first */
                             activity: {
                                 id: string;
-                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted */
+                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
                                 /** @description Human-readable description of the change */
                                 message: string;
@@ -13933,7 +14789,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Partial update. A completed or canceled job accepts only `notes`; a draft accepts every field but `status` (publish it instead). */
+        /** @description Partial update. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line. */
         requestBody: {
             content: {
                 "application/json": {
@@ -13954,6 +14810,19 @@ export interface operations {
                     /** @description Team member user ids (GET /api/members → userId); each must belong to the organization */
                     assignedTo?: string[];
                     notes?: string | null;
+                    /** @description Priced lines, as invoice lines: a serviceId line takes its description, unitPrice and taxable from the catalog when omitted; [] removes every line */
+                    lineItems?: {
+                        /** @description Catalog service; supplies description, unitPrice and taxable when they are omitted */
+                        serviceId?: string;
+                        /** @description Required unless serviceId is given */
+                        description?: string;
+                        /** @description Greater than 0, at most three decimals */
+                        quantity: number;
+                        /** @description Price per unit, ≥ 0, at most two decimals; required unless serviceId is given */
+                        unitPrice?: number;
+                        /** @description Default: the service’s setting, else true */
+                        taxable?: boolean;
+                    }[];
                 };
             };
         };
@@ -13981,6 +14850,26 @@ export interface operations {
                          *         "Edging"
                          *       ],
                          *       "notes": "Bag the clippings",
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         },
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Edging",
+                         *           "quantity": 0.5,
+                         *           "unitPrice": 30,
+                         *           "taxable": true,
+                         *           "amount": 15
+                         *         }
+                         *       ],
+                         *       "total": 60,
+                         *       "invoiceId": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -14029,6 +14918,21 @@ export interface operations {
                             /** @description Service names */
                             services: string[];
                             notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14050,7 +14954,7 @@ export interface operations {
                             /** @description Chronological, oldest first */
                             activity: {
                                 id: string;
-                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted */
+                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
                                 /** @description Human-readable description of the change */
                                 message: string;
@@ -14115,7 +15019,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Partial update. A completed or canceled job accepts only `notes`; a draft accepts every field but `status` (publish it instead). */
+        /** @description Partial update. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line. */
         requestBody: {
             content: {
                 "application/json": {
@@ -14136,6 +15040,19 @@ export interface operations {
                     /** @description Team member user ids (GET /api/members → userId); each must belong to the organization */
                     assignedTo?: string[];
                     notes?: string | null;
+                    /** @description Priced lines, as invoice lines: a serviceId line takes its description, unitPrice and taxable from the catalog when omitted; [] removes every line */
+                    lineItems?: {
+                        /** @description Catalog service; supplies description, unitPrice and taxable when they are omitted */
+                        serviceId?: string;
+                        /** @description Required unless serviceId is given */
+                        description?: string;
+                        /** @description Greater than 0, at most three decimals */
+                        quantity: number;
+                        /** @description Price per unit, ≥ 0, at most two decimals; required unless serviceId is given */
+                        unitPrice?: number;
+                        /** @description Default: the service’s setting, else true */
+                        taxable?: boolean;
+                    }[];
                 };
             };
         };
@@ -14163,6 +15080,26 @@ export interface operations {
                          *         "Edging"
                          *       ],
                          *       "notes": "Bag the clippings",
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         },
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Edging",
+                         *           "quantity": 0.5,
+                         *           "unitPrice": 30,
+                         *           "taxable": true,
+                         *           "amount": 15
+                         *         }
+                         *       ],
+                         *       "total": 60,
+                         *       "invoiceId": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -14211,6 +15148,21 @@ export interface operations {
                             /** @description Service names */
                             services: string[];
                             notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14232,7 +15184,7 @@ export interface operations {
                             /** @description Chronological, oldest first */
                             activity: {
                                 id: string;
-                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted */
+                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
                                 /** @description Human-readable description of the change */
                                 message: string;
@@ -14299,6 +15251,26 @@ export interface operations {
                          *         "Edging"
                          *       ],
                          *       "notes": "Bag the clippings",
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         },
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Edging",
+                         *           "quantity": 0.5,
+                         *           "unitPrice": 30,
+                         *           "taxable": true,
+                         *           "amount": 15
+                         *         }
+                         *       ],
+                         *       "total": 60,
+                         *       "invoiceId": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -14347,6 +15319,21 @@ export interface operations {
                             /** @description Service names */
                             services: string[];
                             notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14368,7 +15355,7 @@ export interface operations {
                             /** @description Chronological, oldest first */
                             activity: {
                                 id: string;
-                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted */
+                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
                                 /** @description Human-readable description of the change */
                                 message: string;
@@ -14437,6 +15424,26 @@ export interface operations {
                          *         "Edging"
                          *       ],
                          *       "notes": "Bag the clippings",
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": "svc_01JD8Q9B5D3F7H9K1M3P5R7T9V",
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         },
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Edging",
+                         *           "quantity": 0.5,
+                         *           "unitPrice": 30,
+                         *           "taxable": true,
+                         *           "amount": 15
+                         *         }
+                         *       ],
+                         *       "total": 60,
+                         *       "invoiceId": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -14485,6 +15492,21 @@ export interface operations {
                             /** @description Service names */
                             services: string[];
                             notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14506,7 +15528,7 @@ export interface operations {
                             /** @description Chronological, oldest first */
                             activity: {
                                 id: string;
-                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted */
+                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
                                 /** @description Human-readable description of the change */
                                 message: string;

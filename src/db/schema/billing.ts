@@ -84,6 +84,23 @@ export const invoices = pgTable(
   ],
 );
 
+/**
+ * Invoices made by background billing (installments, per-visit), one per key: the key
+ * row is claimed with INSERT … ON CONFLICT DO NOTHING before the invoice is numbered,
+ * so two workers racing for one bill make it once and leave no gap in the numbers.
+ * The key outlives a deleted draft (invoice_id null): a bill is never made twice.
+ */
+export const invoiceBillingKeys = pgTable(
+  'invoice_billing_keys',
+  {
+    organizationId: organizationId(),
+    key: text('key').notNull(),
+    invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ name: 'invoice_billing_keys_pk', columns: [t.organizationId, t.key] })],
+);
+
 export const invoiceLineItems = pgTable(
   'invoice_line_items',
   {
@@ -192,6 +209,8 @@ export const estimates = pgTable(
     totalCents: cents('total_cents').notNull(),
     /** The invoice created by converting this estimate. */
     invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
+    /** The job made from this estimate (POST /convert-to-job); FK in SQL (jobs.ts imports this file). */
+    jobId: text('job_id'),
     sentAt: ts('sent_at'),
     viewedAt: ts('viewed_at'),
     approvedAt: ts('approved_at'),

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { boolean, date, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { invoices } from './billing.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { customers, properties } from './customers.js';
 
@@ -10,6 +11,16 @@ import { customers, properties } from './customers.js';
  * list that is read far more often than it is written). User ids are globally
  * unique, so the GIN index is selective without the organization in front.
  */
+/** One stored job line: money in cents, quantity as the exact decimal string (as invoice lines store it). */
+export interface StoredJobLine {
+  serviceId: string | null;
+  description: string;
+  quantity: string;
+  unitPriceCents: number;
+  taxable: boolean;
+  amountCents: number;
+}
+
 export const jobs = pgTable(
   'jobs',
   {
@@ -27,6 +38,15 @@ export const jobs = pgTable(
     notes: text('notes'),
     /** When the job moved to completed (the dashboard's "completed in range"); null otherwise. */
     completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * The priced lines (operations.md §9), priced by the invoices' line code and kept
+     * with the job as one value: they are read and written with the job, never alone.
+     */
+    lineItems: jsonb('line_items').$type<StoredJobLine[]>().notNull().default(sql`'[]'::jsonb`),
+    /** Σ line amounts, in cents (no tax: tax is the invoice's, at billing time). */
+    totalCents: bigint('total_cents', { mode: 'number' }).notNull().default(0),
+    /** The invoice that billed this job; null until billed (a deleted draft invoice frees it). */
+    invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -38,6 +58,11 @@ export const jobs = pgTable(
     index('jobs_assigned_to_idx').using('gin', t.assignedTo),
     // The dashboard's jobs completed in a range.
     index('jobs_org_completed_idx').on(t.organizationId, t.completedAt).where(sql`${t.completedAt} IS NOT NULL`),
+    // Batch invoicing: completed, not yet billed jobs by completion time.
+    index('jobs_org_unbilled_completed_idx')
+      .on(t.organizationId, t.completedAt)
+      .where(sql`status = 'completed' AND invoice_id IS NULL`),
+    index('jobs_invoice_idx').on(t.invoiceId).where(sql`invoice_id IS NOT NULL`),
   ],
 );
 

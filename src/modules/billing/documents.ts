@@ -149,19 +149,6 @@ export function documentLines<T extends LineTable, K extends 'invoiceId' | 'esti
   type Row = T['$inferSelect'];
   const t = table as typeof invoiceLineItems;
   const parentColumn = (table as unknown as Record<K, typeof invoiceLineItems.invoiceId>)[parent];
-  const insert = async (ctx: Ctx, documentId: string, priced: PricedDocument) => {
-    await ctx.tx.insert(t).values(
-      lineRows(priced.lines).map(
-        (l) =>
-          ({
-            ...l,
-            id: newId('lin'),
-            organizationId: ctx.organizationId,
-            [parent]: documentId,
-          }) as typeof invoiceLineItems.$inferInsert,
-      ),
-    );
-  };
   /** Lines of each document, in position order; every id gets an entry. */
   const of = async (ctx: Ctx, ids: string[]): Promise<Map<string, Row[]>> => {
     const byDocument = new Map<string, Row[]>(ids.map((id) => [id, []]));
@@ -174,9 +161,27 @@ export function documentLines<T extends LineTable, K extends 'invoiceId' | 'esti
     for (const row of rows) byDocument.get((row as Record<K, string>)[parent])?.push(row);
     return byDocument;
   };
+  /** The lines of several new documents in one insert. */
+  const insertMany = async (ctx: Ctx, documents: Array<{ documentId: string; priced: PricedDocument }>) => {
+    const rows = documents.flatMap(({ documentId, priced }) =>
+      lineRows(priced.lines).map(
+        (l) =>
+          ({
+            ...l,
+            id: newId('lin'),
+            organizationId: ctx.organizationId,
+            [parent]: documentId,
+          }) as typeof invoiceLineItems.$inferInsert,
+      ),
+    );
+    // Chunks keep each statement well under PostgreSQL's 65,535 bind parameters.
+    for (let i = 0; i < rows.length; i += 2000) await ctx.tx.insert(t).values(rows.slice(i, i + 2000));
+  };
+  const insert = (ctx: Ctx, documentId: string, priced: PricedDocument) => insertMany(ctx, [{ documentId, priced }]);
   return {
     of,
     insert,
+    insertMany,
     /** One document's lines, in position order. */
     async stored(ctx: Ctx, id: string): Promise<Row[]> {
       return (await of(ctx, [id])).get(id) ?? [];

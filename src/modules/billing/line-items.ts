@@ -133,8 +133,8 @@ interface StoredLine {
   amountCents: number;
 }
 
-export const lineView = (l: StoredLine) => ({
-  id: l.id,
+/** A stored line's money and quantity in JSON form (jobs keep lines without ids). */
+export const lineValues = (l: Omit<StoredLine, 'id'>) => ({
   serviceId: l.serviceId,
   description: l.description,
   quantity: Number(l.quantity),
@@ -143,8 +143,10 @@ export const lineView = (l: StoredLine) => ({
   amount: fromCents(l.amountCents),
 });
 
-/** Stored lines back to priceable lines (estimate → invoice keeps every price as it was). */
-export const storedToPriced = (l: StoredLine): Omit<PricedLine, 'amountCents'> => ({
+export const lineView = (l: StoredLine) => ({ id: l.id, ...lineValues(l) });
+
+/** Stored lines back to priceable lines (estimate → invoice or job, job → invoice keep every price as it was). */
+export const storedToPriced = (l: Omit<StoredLine, 'id'>): Omit<PricedLine, 'amountCents'> => ({
   serviceId: l.serviceId,
   description: l.description,
   quantity: Number(l.quantity),

@@ -12,13 +12,19 @@ const PREFIX: Record<DocumentKind, string> = { invoice: 'INV', estimate: 'EST', 
  * validation so the lock is held only while writing.
  */
 export async function nextDocumentNumber(ctx: Ctx, kind: DocumentKind): Promise<string> {
+  return (await nextDocumentNumbers(ctx, kind, 1))[0] as string;
+}
+
+/** `count` consecutive numbers in one step of the counter (several documents made at once). */
+export async function nextDocumentNumbers(ctx: Ctx, kind: DocumentKind, count: number): Promise<string[]> {
   const [row] = await ctx.tx
     .insert(documentCounters)
-    .values({ organizationId: ctx.organizationId, kind, lastValue: 1 })
+    .values({ organizationId: ctx.organizationId, kind, lastValue: count })
     .onConflictDoUpdate({
       target: [documentCounters.organizationId, documentCounters.kind],
-      set: { lastValue: sql`${documentCounters.lastValue} + 1` },
+      set: { lastValue: sql`${documentCounters.lastValue} + ${count}` },
     })
     .returning({ value: documentCounters.lastValue });
-  return `${PREFIX[kind]}-${String(row?.value).padStart(6, '0')}`;
+  const last = Number(row?.value);
+  return Array.from({ length: count }, (_, i) => `${PREFIX[kind]}-${String(last - count + 1 + i).padStart(6, '0')}`);
 }

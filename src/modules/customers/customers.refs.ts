@@ -22,6 +22,22 @@ export async function requireCustomer(ctx: Ctx, id: string, field = 'customerId'
   return row;
 }
 
+/** Several live customers in one query (batch billing), or 400 on `field` naming the first missing one. */
+export async function requireCustomers(ctx: Ctx, ids: string[], field: string): Promise<Map<string, CustomerRow>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select()
+    .from(customers)
+    .where(
+      and(eq(customers.organizationId, ctx.organizationId), inArray(customers.id, unique), isNull(customers.deletedAt)),
+    );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const missing = unique.find((id) => !byId.has(id));
+  if (missing) throw invalidField(field, `no customer ${missing}`);
+  return byId;
+}
+
 /** A property that belongs to `customerId` in this organization, or 400 on `field`. */
 export async function requireProperty(ctx: Ctx, customerId: string, propertyId: string, field = 'propertyId') {
   const [row] = await ctx.tx

@@ -7,6 +7,8 @@ import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 
 import {
   ConvertedEstimateResponse,
+  ConvertedToJobResponse,
+  ConvertToJobBody,
   CreateEstimateBody,
   EstimateListQuery,
   EstimateListResponse,
@@ -17,6 +19,7 @@ import {
 import {
   approveEstimate,
   convertEstimate,
+  convertEstimateToJob,
   createEstimate,
   declineEstimate,
   deleteEstimate,
@@ -210,6 +213,27 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => convertEstimate(ctx, request.params.id)),
       };
+    },
+  );
+
+  app.post(
+    '/api/estimates/:id/convert-to-job',
+    {
+      schema: {
+        tags,
+        summary: 'Turn an approved estimate into a job with its lines, customer and property',
+        description:
+          'Approved estimates only (else 409 INVALID_STATE); the estimate records jobId and stays approved; a second conversion → 409 CONFLICT. Bill the job later with POST /api/invoices/from-jobs.',
+        params: IdParams,
+        body: ConvertToJobBody,
+        response: { 201: ConvertedToJobResponse },
+      },
+    },
+    async (request, reply) => {
+      const data = await inRequestTenant(database.db, request, (ctx) =>
+        convertEstimateToJob(ctx, request.params.id, request.body),
+      );
+      return reply.code(201).send({ data });
     },
   );
 }

@@ -5,6 +5,7 @@ import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platfor
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
+import { JobDetail } from '../jobs/jobs.schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { ESTIMATE_STATUSES } from './estimates.transitions.js';
 
@@ -25,6 +26,7 @@ const estimateFields = {
   expirationDate: DateOnly(),
   notes: Nullable(Type.String({ description: 'Shown to the customer on the estimate' })),
   invoiceId: Nullable(Type.String({ description: 'The invoice created by converting this estimate' })),
+  jobId: Nullable(Type.String({ description: 'The job made from this estimate by POST /convert-to-job' })),
   sentAt: Nullable(DateTime()),
   viewedAt: Nullable(DateTime('First time the customer opened the link')),
   approvedAt: Nullable(DateTime()),
@@ -71,6 +73,7 @@ export const Estimate = Type.Object(estimateFields, {
       expirationDate: '2026-04-14',
       notes: 'Spring clean-up and fresh mulch',
       invoiceId: null,
+      jobId: null,
       sentAt: '2026-03-15T15:20:33.000Z',
       viewedAt: null,
       approvedAt: null,
@@ -97,6 +100,22 @@ export const SentEstimate = Type.Object(
 export const ConvertedEstimate = Type.Object(
   { estimate: Estimate, invoice: InvoiceDetail },
   { additionalProperties: false },
+);
+
+export const ConvertedToJob = Type.Object({ estimate: Estimate, job: JobDetail }, { additionalProperties: false });
+
+export const ConvertToJobBody = Type.Object(
+  {
+    scheduledDate: CalendarDateIn('Required: the day the job is scheduled for'),
+    assignedTo: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 50,
+        uniqueItems: true,
+        description: 'Team member user ids (GET /api/members → userId)',
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ scheduledDate: '2026-04-20' }] },
 );
 
 export const CreateEstimateBody = createDocumentBody(
@@ -129,3 +148,4 @@ export const EstimateListResponse = Envelope(Type.Array(Estimate));
 export const EstimateResponse = Envelope(Estimate);
 export const SentEstimateResponse = Envelope(SentEstimate);
 export const ConvertedEstimateResponse = Envelope(ConvertedEstimate);
+export const ConvertedToJobResponse = Envelope(ConvertedToJob);

@@ -2,7 +2,7 @@ import { estimateLineItems, estimates } from '../../db/schema/index.js';
 import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { addDays, today } from '../../platform/dates.js';
-import { invalidField, invalidState } from '../../platform/errors.js';
+import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/pagination.js';
 import { canTake, take } from '../../platform/state-machine.js';
@@ -27,6 +27,8 @@ import {
 import { finish, storedToPriced } from '../billing/line-items.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { insertInvoice, type SendDeps } from '../invoices/invoices.service.js';
+import { settledJobLines } from '../jobs/jobs.lines.js';
+import { createPricedJob } from '../jobs/jobs.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
 import { recordPortalView } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
@@ -58,6 +60,7 @@ function estimateView(r: EstimateRow, lines: LineRow[], lastEmail: LastEmail | n
     expirationDate: r.expirationDate,
     notes: r.notes,
     invoiceId: r.invoiceId,
+    jobId: r.jobId,
     sentAt: r.sentAt,
     viewedAt: r.viewedAt,
     approvedAt: r.approvedAt,
@@ -206,6 +209,7 @@ export const declineEstimate = async (ctx: Ctx, id: string) =>
  */
 export async function convertEstimate(ctx: Ctx, id: string) {
   const row = await findRow(ctx, id, true);
+  if (row.jobId) throw jobAlready(row);
   take(estimateMachine, row.status as EstimateStatus, 'convert');
   const settings = await getOrgSettings(ctx);
   const lines = await estimateLines.stored(ctx, id);
@@ -221,6 +225,39 @@ export async function convertEstimate(ctx: Ctx, id: string) {
   });
   const { view } = await transition(ctx, id, 'convert', { invoiceId: invoice.id });
   return { estimate: view, invoice };
+}
+
+const jobAlready = (row: EstimateRow) =>
+  new AppError('CONFLICT', `Estimate ${row.estimateNumber} was already converted to job ${row.jobId}; bill the job`);
+
+/**
+ * An approved estimate becomes a job (operations.md §9) with its lines at their
+ * approved prices, its customer, property and notes; the estimate records `jobId` and
+ * stays approved. A second conversion (or one racing this one: the row is locked) is
+ * 409 CONFLICT; any other status is 409 INVALID_STATE from the state machine.
+ */
+export async function convertEstimateToJob(
+  ctx: Ctx,
+  id: string,
+  input: { scheduledDate: string; assignedTo?: string[] | undefined },
+) {
+  const row = await findRow(ctx, id, true);
+  if (row.jobId) throw jobAlready(row);
+  take(estimateMachine, row.status as EstimateStatus, 'convert_to_job');
+  const lines = await estimateLines.stored(ctx, id);
+  const job = await createPricedJob(
+    ctx,
+    {
+      customerId: row.customerId,
+      propertyId: row.propertyId ?? undefined,
+      scheduledDate: input.scheduledDate,
+      assignedTo: input.assignedTo,
+      notes: row.notes ?? undefined,
+    },
+    settledJobLines(lines),
+  );
+  const { row: updated } = await estimateRows.move(ctx, id, 'convert_to_job', { jobId: job.id });
+  return { estimate: await viewOf(ctx, updated), job };
 }
 
 /**

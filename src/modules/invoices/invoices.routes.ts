@@ -6,11 +6,15 @@ import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 import { recordInvoicePayment } from '../payments/payments.service.js';
 
+import { batchInvoices, invoicesFromJobs } from './invoices.from-jobs.js';
 import {
+  BatchInvoicesBody,
   CreateInvoiceBody,
+  FromJobsBody,
   InvoiceListQuery,
   InvoiceListResponse,
   InvoiceResponse,
+  InvoicesMadeResponse,
   PaymentBody,
   SentInvoiceResponse,
   UpdateInvoiceBody,
@@ -225,6 +229,46 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
       return {
         data: await inRequestTenant(database.db, request, (ctx) => writeOffInvoice(ctx, request.params.id)),
       };
+    },
+  );
+
+  app.post(
+    '/api/invoices/from-jobs',
+    {
+      schema: {
+        tags,
+        summary: 'Bill completed jobs: one draft invoice per customer, one line per job line',
+        description:
+          'All or nothing: every job must be completed, priced and unbilled; each gets invoiceId. Two concurrent calls bill a job once (the second answers 409 CONFLICT). Tax, numbering, events and ledger as for any invoice.',
+        body: FromJobsBody,
+        response: { 201: InvoicesMadeResponse },
+      },
+    },
+    async (request, reply) => {
+      const deps = { baseUrl: config.baseUrl };
+      const invoices = await inRequestTenant(database.db, request, (ctx) =>
+        invoicesFromJobs(ctx, request.body.jobIds, { send: request.body.send }, deps),
+      );
+      return reply.code(201).send({ data: { invoices } });
+    },
+  );
+
+  app.post(
+    '/api/invoices/batch',
+    {
+      schema: {
+        tags,
+        summary: 'Batch invoicing: the completed, unbilled, priced jobs completed from..to, one invoice per customer',
+        description:
+          'Dates are calendar dates in the organization’s timezone, both included; `from` after `to` → 400. Jobs without lines are left out. Answers the invoices made (possibly none).',
+        body: BatchInvoicesBody,
+        response: { 201: InvoicesMadeResponse },
+      },
+    },
+    async (request, reply) => {
+      const deps = { baseUrl: config.baseUrl };
+      const invoices = await inRequestTenant(database.db, request, (ctx) => batchInvoices(ctx, request.body, deps));
+      return reply.code(201).send({ data: { invoices } });
     },
   );
 }

@@ -193,3 +193,57 @@ export const InvoiceListQuery = Type.Object({
 export const InvoiceListResponse = Envelope(Type.Array(Invoice));
 export const InvoiceResponse = Envelope(InvoiceDetail);
 export const SentInvoiceResponse = Envelope(SentInvoice);
+
+const JobId = Type.String({ minLength: 1, maxLength: 64, description: 'job_…' });
+const Send = Type.Boolean({
+  description: 'true: send each invoice at once (as POST /api/invoices/{id}/send: ledger posting, invoice.sent, mail)',
+});
+
+export const FromJobsBody = Type.Object(
+  {
+    jobIds: Type.Array(JobId, {
+      minItems: 1,
+      maxItems: 1000,
+      uniqueItems: true,
+      description:
+        'Completed jobs with lineItems, not yet billed, of this organization (unknown ids → 400 naming them; a job not completed or without lines → 409 INVALID_STATE; a billed job → 409 CONFLICT; nothing is written then)',
+    }),
+    send: Type.Optional(Send),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ jobIds: ['job_01JDYY909VFHTXJTQTNYRZYAKQ', 'job_01JDYY909VFHTXJTQTNYRZYAKR'], send: false }],
+  },
+);
+
+export const BatchInvoicesBody = Type.Object(
+  {
+    from: DateOnly('First completion date (YYYY-MM-DD, in the organization’s timezone)'),
+    to: DateOnly('Last completion date, inclusive; not before from (else 400)'),
+    customerIds: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        minItems: 1,
+        maxItems: 1000,
+        uniqueItems: true,
+        description: 'Only these customers (each must be a customer of the organization, else 400)',
+      }),
+    ),
+    send: Type.Optional(Send),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ from: '2026-10-01', to: '2026-10-31', send: true }],
+  },
+);
+
+export const InvoicesMadeResponse = Envelope(
+  Type.Object(
+    {
+      invoices: Type.Array(InvoiceDetail, {
+        description:
+          'One invoice per customer, in the order of the customers’ first job; each line reads "2026-11-03 — Weekly mowing" (the job’s date, an em dash, the job line)',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+);

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '../../platform/schemas.js';
+import { JobLineItem, JobLineItemsInput } from './jobs.lines.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
 const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
@@ -31,6 +32,9 @@ export const Job = Type.Object(
     assignedTo: Type.Array(Type.String(), { description: 'Team member user ids' }),
     services: Type.Array(Type.String(), { description: 'Service names' }),
     notes: Nullable(Type.String({ description: 'Instructions for the crew' })),
+    lineItems: Type.Array(JobLineItem, { description: 'Priced lines, in order ([] when the job is not priced)' }),
+    total: Type.Number({ description: 'Σ line amounts (no tax: the invoice adds it); 0 without lines' }),
+    invoiceId: Nullable(Type.String({ description: 'The invoice that billed this job; null until billed' })),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
@@ -46,6 +50,19 @@ export const Job = Type.Object(
         assignedTo: [],
         services: ['Mowing', 'Edging'],
         notes: 'Bag the clippings',
+        lineItems: [
+          {
+            serviceId: 'svc_01JD8Q9B5D3F7H9K1M3P5R7T9V',
+            description: 'Weekly mowing',
+            quantity: 1,
+            unitPrice: 45,
+            taxable: true,
+            amount: 45,
+          },
+          { serviceId: null, description: 'Edging', quantity: 0.5, unitPrice: 30, taxable: true, amount: 15 },
+        ],
+        total: 60,
+        invoiceId: null,
         createdAt: '2026-04-28T12:30:00.000Z',
         updatedAt: '2026-04-28T12:30:00.000Z',
       },
@@ -68,7 +85,7 @@ export const JobActivityEntry = Type.Object(
     id: Type.String(),
     type: Type.String({
       description:
-        'created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted',
+        'created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced',
     }),
     message: Type.String({ description: 'Human-readable description of the change' }),
     actorId: Nullable(Type.String({ description: 'User or API key id that made the change' })),
@@ -123,6 +140,7 @@ export const CreateJobBody = Type.Object(
     draft: Type.Optional(
       Type.Boolean({ description: 'true: create as a draft (no event) to publish later with POST /publish' }),
     ),
+    lineItems: Type.Optional(JobLineItemsInput),
   },
   {
     additionalProperties: false,
@@ -134,6 +152,10 @@ export const CreateJobBody = Type.Object(
         services: ['Mowing', 'Edging'],
         notes: 'Bag the clippings',
         checklist: ['Mow front', 'Mow back', 'Edge walkways'],
+        lineItems: [
+          { serviceId: 'svc_01JD8Q9B5D3F7H9K1M3P5R7T9V', quantity: 1 },
+          { description: 'Edging', quantity: 0.5, unitPrice: 30 },
+        ],
       },
     ],
   },
@@ -152,11 +174,12 @@ export const UpdateJobBody = Type.Object(
     services: Type.Optional(Services),
     assignedTo: Type.Optional(AssignedTo),
     notes: Type.Optional(Nullable(Notes)),
+    lineItems: Type.Optional(JobLineItemsInput),
   },
   {
     additionalProperties: false,
     description:
-      'Partial update. A completed or canceled job accepts only `notes`; a draft accepts every field but `status` (publish it instead).',
+      'Partial update. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line.',
   },
 );
 

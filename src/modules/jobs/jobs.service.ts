@@ -1,16 +1,19 @@
 import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
-import { jobActivity, jobChecklistItems, jobs, members } from '../../db/schema/index.js';
+import { jobActivity, jobChecklistItems, jobs, members, type StoredJobLine } from '../../db/schema/index.js';
 import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { fromCents } from '../../platform/money.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { canTake, finalStates, next, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import type { LineItemInputT } from '../billing/line-items.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
+import { jobLineView, type PricedJobLines, priceJobLines } from './jobs.lines.js';
 import { JOB_TRIGGER_TO, type JobStatus, jobMachine, specificJobEvent } from './jobs.states.js';
 
 type JobRow = typeof jobs.$inferSelect;
@@ -28,6 +31,9 @@ export function jobView(r: JobRow) {
     assignedTo: r.assignedTo,
     services: r.services,
     notes: r.notes,
+    lineItems: r.lineItems.map(jobLineView),
+    total: fromCents(r.totalCents),
+    invoiceId: r.invoiceId,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -94,11 +100,27 @@ export interface CreateJobInput {
   notes?: string | undefined;
   checklist?: string[] | undefined;
   draft?: boolean | undefined;
+  lineItems?: LineItemInputT[] | undefined;
 }
 
 export async function createJob(ctx: Ctx, body: CreateJobInput) {
   const input = await withCalendarDates(body, ['scheduledDate'], () => orgTimezone(ctx));
   await requireCustomer(ctx, input.customerId);
+  const priced = await priceJobLines(ctx, input.lineItems ?? []);
+  return insertJob(ctx, input, priced);
+}
+
+/**
+ * A job whose lines are already priced (an approved estimate's, converted by the
+ * estimates module): the same checks, row, checklist, activity and event as createJob.
+ */
+export async function createPricedJob(ctx: Ctx, input: Omit<CreateJobInput, 'lineItems'>, priced: PricedJobLines) {
+  const dated = await withCalendarDates(input, ['scheduledDate'], () => orgTimezone(ctx));
+  await requireCustomer(ctx, dated.customerId);
+  return insertJob(ctx, dated, priced);
+}
+
+async function insertJob(ctx: Ctx, input: CreateJobInput, priced: PricedJobLines) {
   if (input.propertyId !== undefined) await requireProperty(ctx, input.customerId, input.propertyId);
   const assignedTo = input.assignedTo ?? [];
   await requireMembers(ctx, assignedTo);
@@ -118,6 +140,8 @@ export async function createJob(ctx: Ctx, body: CreateJobInput) {
       assignedTo,
       services: (input.services ?? []).map((s) => s.trim()),
       notes: input.notes ?? null,
+      lineItems: priced.lineItems,
+      totalCents: priced.totalCents,
       createdAt: now,
       updatedAt: now,
     })
@@ -265,9 +289,24 @@ export interface UpdateJobInput {
   services?: string[] | undefined;
   assignedTo?: string[] | undefined;
   notes?: string | null | undefined;
+  lineItems?: LineItemInputT[] | undefined;
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+/** Field by field: jsonb hands keys back in its own order, so serialised forms cannot be compared. */
+const sameLines = (a: StoredJobLine[], b: StoredJobLine[]) =>
+  a.length === b.length &&
+  a.every((x, i) => {
+    const y = b[i] as StoredJobLine;
+    return (
+      x.serviceId === y.serviceId &&
+      x.description === y.description &&
+      Number(x.quantity) === Number(y.quantity) &&
+      x.unitPriceCents === y.unitPriceCents &&
+      x.taxable === y.taxable &&
+      x.amountCents === y.amountCents
+    );
+  });
 
 export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   const input = await withCalendarDates(body, ['scheduledDate'], () => orgTimezone(ctx));
@@ -290,6 +329,7 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   }
   if (input.propertyId) await requireProperty(ctx, job.customerId, input.propertyId);
   if (input.assignedTo) await requireMembers(ctx, input.assignedTo);
+  const priced = input.lineItems ? await priceJobLines(ctx, input.lineItems) : undefined;
 
   const patch: Partial<JobRow> = {};
   const entries: Array<[string, string]> = [];
@@ -316,6 +356,14 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   if (input.propertyId !== undefined && input.propertyId !== job.propertyId) {
     patch.propertyId = input.propertyId;
     entries.push(['updated', input.propertyId === null ? 'Property removed' : `Property set to ${input.propertyId}`]);
+  }
+  if (priced && !sameLines(priced.lineItems, job.lineItems)) {
+    patch.lineItems = priced.lineItems;
+    patch.totalCents = priced.totalCents;
+    entries.push([
+      'updated',
+      `Lines set: ${priced.lineItems.length}, total ${fromCents(priced.totalCents).toFixed(2)}`,
+    ]);
   }
   if (to !== undefined) {
     patch.status = to;
