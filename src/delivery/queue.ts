@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../db/client.js';
+import { asPlatform } from '../platform/cross-tenant.js';
 import { newId } from '../platform/ids.js';
 import type { AttemptResult } from './delivery.js';
 
@@ -28,10 +29,12 @@ export interface ClaimedDelivery {
 export interface ClaimOptions {
   limit: number;
   leaseMs: number;
-  /** At most this many deliveries of one endpoint per claim, so one endpoint cannot fill a batch. */
+  /**
+   * Deliveries of one endpoint in flight at once across EVERY worker (counted in the
+   * database: claimed rows whose result is not written yet), so a receiver never sees
+   * more than this many requests at once however many workers run.
+   */
   perEndpoint: number;
-  /** Endpoints this worker already has enough deliveries in flight for. */
-  busyEndpoints: readonly string[];
 }
 
 /*
@@ -40,42 +43,111 @@ export interface ClaimOptions {
  * worker serves every organization. Tenant-facing code never calls them.
  */
 
+/** A due delivery that no live lease holds. */
+const DUE = sql`d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
+  AND (d.locked_until IS NULL OR d.locked_until < now())`;
+/** Deliveries of endpoint `e` in flight (claimed, lease live, result not yet written). */
+const IN_FLIGHT = sql`(SELECT count(*) FROM webhook_deliveries f
+  WHERE f.endpoint_id = e.id AND f.claim_token IS NOT NULL AND f.locked_until > now())::int`;
+/** Tokens in `e`'s rate bucket now (capacity = rate, refilled at rate per second); null without a rate. */
+const TOKENS = sql`CASE WHEN e.rate_limit_per_second IS NULL THEN NULL ELSE least(
+  e.rate_limit_per_second::float8,
+  COALESCE(e.rate_tokens, e.rate_limit_per_second::float8)
+    + e.rate_limit_per_second * extract(epoch FROM now() - COALESCE(e.rate_refilled_at, now()))) END`;
+/** An endpoint that may be sent to now: active, not paused by a Retry-After. */
+const SENDABLE = sql`e.active AND (e.paused_until IS NULL OR e.paused_until <= now())`;
+
 /**
- * Claims due deliveries with FOR UPDATE SKIP LOCKED and a lease (locked_until): two
- * workers never claim the same delivery, and a delivery whose worker died is claimed
- * again once its lease has expired. All times come from the database clock.
+ * Claims due deliveries fairly, with FOR UPDATE SKIP LOCKED and a lease (locked_until):
+ * two workers never claim the same delivery, and a delivery whose worker died is
+ * claimed again once its lease has expired. All times come from the database clock.
+ *
+ * Fairness. The claim walks the ENDPOINTS that have due work, not the oldest due
+ * deliveries: a backlog of one endpoint is one candidate like any other, so however
+ * deep it is every other due endpoint gets its turn in the same claim. Endpoints are
+ * dealt round-robin over organizations (each organization's first endpoint before any
+ * organization's second, random order among equals), so an organization with 100
+ * endpoints gets no more turns than one with 1 while both have work; then each chosen
+ * endpoint gives its oldest due deliveries up to its room, again dealt round-robin
+ * within the organization. Each endpoint probe is one look-up in
+ * webhook_deliveries_endpoint_due_idx.
+ *
+ * Caps across workers. The claim is a transaction of two statements. The first locks
+ * the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED: another worker claiming the
+ * same endpoint skips it, nothing waits). The second starts a fresh snapshot after the
+ * locks are held, so it sees every claim that committed before, and counts each
+ * endpoint's deliveries in flight (all workers) and its rate tokens exactly: two workers
+ * can never both fill the same room. Rate tokens spent are written back on the locked row.
  */
 export async function claimDeliveries(db: Db, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
+  return asPlatform(db, async (tx) => {
+    const q = tx as unknown as Db;
+    const locked = await q.execute(sql`
+      SELECT e.id FROM webhook_endpoints e
+      WHERE e.id IN (
+        SELECT t.id FROM (
+          SELECT e.id, row_number() OVER (PARTITION BY e.organization_id ORDER BY random()) AS turn
+          FROM webhook_endpoints e
+          WHERE ${SENDABLE}
+            AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND ${DUE})
+            AND ${IN_FLIGHT} < ${opts.perEndpoint}
+            AND COALESCE(${TOKENS} >= 1, true)
+        ) t
+        ORDER BY t.turn, random()
+        LIMIT ${opts.limit}
+      )
+      FOR NO KEY UPDATE SKIP LOCKED`);
+    const ids = rowsOf<{ id: string }>(locked).map((r) => r.id);
+    if (ids.length === 0) return [];
+    return claimFromLocked(q, ids, opts);
+  });
+}
+
+async function claimFromLocked(db: Db, endpointIds: string[], opts: ClaimOptions): Promise<ClaimedDelivery[]> {
   const token = randomUUID();
-  const busy = opts.busyEndpoints.join(',');
   const result = await db.execute(sql`
-    WITH candidates AS (
-      SELECT d.id, d.endpoint_id, d.next_attempt_at
-      FROM webhook_deliveries d
-      WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
-        AND (d.locked_until IS NULL OR d.locked_until < now())
-      ORDER BY d.next_attempt_at
-      LIMIT ${Math.max(opts.limit * 8, 200)}
-    ), ranked AS (
-      SELECT c.id, c.next_attempt_at,
-             row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS rn
-      FROM candidates c JOIN webhook_endpoints e ON e.id = c.endpoint_id
-      WHERE e.active AND NOT (c.endpoint_id = ANY (string_to_array(${busy}, ',')))
+    WITH eps AS (
+      SELECT e.id, e.organization_id, ${TOKENS} AS tokens, ${opts.perEndpoint} - ${IN_FLIGHT} AS free
+      FROM webhook_endpoints e
+      WHERE e.id = ANY(${sql.param(endpointIds)}::text[]) AND ${SENDABLE}
+    ), room AS (
+      SELECT id, organization_id, tokens, greatest(0, least(free, COALESCE(floor(tokens)::int, free))) AS n FROM eps
+    ), picks AS (
+      SELECT p.id, r.organization_id, p.rn
+      FROM room r CROSS JOIN LATERAL (
+        SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS rn
+        FROM webhook_deliveries d
+        WHERE d.endpoint_id = r.id AND ${DUE}
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT r.n
+      ) p
+    ), chosen AS (
+      SELECT s.id FROM (
+        SELECT id, row_number() OVER (PARTITION BY organization_id ORDER BY rn, random()) AS seq FROM picks
+      ) s
+      ORDER BY s.seq, random()
+      LIMIT ${opts.limit}
     ), due AS (
       SELECT d.id FROM webhook_deliveries d
-      WHERE d.id IN (SELECT id FROM ranked WHERE rn <= ${opts.perEndpoint} ORDER BY next_attempt_at LIMIT ${opts.limit})
-        AND d.status IN ('pending', 'failed') AND (d.locked_until IS NULL OR d.locked_until < now())
+      WHERE d.id IN (SELECT id FROM chosen) AND ${DUE}
       FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE webhook_deliveries d
+      SET locked_until = now() + make_interval(secs => ${opts.leaseMs}::double precision / 1000),
+          claim_token = ${token}
+      FROM due, webhook_endpoints e
+      WHERE d.id = due.id AND e.id = d.endpoint_id
+      RETURNING d.id, d.organization_id, d.endpoint_id, d.event, d.body, d.attempt_count, e.url, e.secret_enc,
+                e.previous_secret_enc,
+                (e.previous_secret_expires_at IS NOT NULL AND e.previous_secret_expires_at > now()) AS previous_valid
+    ), spent AS (
+      UPDATE webhook_endpoints e
+      SET rate_tokens = r.tokens - c.n, rate_refilled_at = now()
+      FROM room r, (SELECT endpoint_id, count(*) AS n FROM claimed GROUP BY endpoint_id) c
+      WHERE e.id = r.id AND c.endpoint_id = r.id AND r.tokens IS NOT NULL
     )
-    UPDATE webhook_deliveries d
-    SET locked_until = now() + make_interval(secs => ${opts.leaseMs}::double precision / 1000),
-        claim_token = ${token}
-    FROM due, webhook_endpoints e
-    WHERE d.id = due.id AND e.id = d.endpoint_id
-    RETURNING d.id, d.organization_id, d.endpoint_id, d.event, d.body, d.attempt_count, e.url, e.secret_enc,
-              e.previous_secret_enc,
-              (e.previous_secret_expires_at IS NOT NULL AND e.previous_secret_expires_at > now()) AS previous_valid`);
+    SELECT * FROM claimed`);
   return rowsOf<Record<string, unknown>>(result).map((r) => ({
     id: r.id as string,
     organizationId: r.organization_id as string,

@@ -2197,7 +2197,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change url, events or description
+         * Change url, events, description or rateLimitPerSecond
          * @description The same event-name rules as on creation apply.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin. Plan: Business.
@@ -18459,6 +18459,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -18499,7 +18501,8 @@ export interface operations {
                  *         "invoice.paid",
                  *         "job.completed"
                  *       ],
-                 *       "description": "Accounting sync"
+                 *       "description": "Accounting sync",
+                 *       "rateLimitPerSecond": 20
                  *     }
                  */
                 "application/json": {
@@ -18508,6 +18511,7 @@ export interface operations {
                     /** @description Event names from the catalog, `*` (every catalog event, never workflow.*) or `workflow.<name>` named explicitly */
                     events: string[];
                     description?: string | null;
+                    rateLimitPerSecond?: number | null;
                 };
             };
         };
@@ -18535,6 +18539,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -18596,6 +18602,8 @@ export interface operations {
                          *       "consecutiveFailures": 0,
                          *       "deactivatedAt": null,
                          *       "previousSecretExpiresAt": null,
+                         *       "rateLimitPerSecond": 20,
+                         *       "pausedUntil": null,
                          *       "createdAt": "2026-02-10T09:00:12.000Z",
                          *       "updatedAt": "2026-02-10T09:00:12.000Z"
                          *     }
@@ -18613,6 +18621,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -18682,6 +18692,7 @@ export interface operations {
                     /** @description Event names from the catalog, `*` (every catalog event, never workflow.*) or `workflow.<name>` named explicitly */
                     events?: string[];
                     description?: string | null;
+                    rateLimitPerSecond?: number | null;
                 };
             };
         };
@@ -18709,6 +18720,8 @@ export interface operations {
                          *       "consecutiveFailures": 0,
                          *       "deactivatedAt": null,
                          *       "previousSecretExpiresAt": null,
+                         *       "rateLimitPerSecond": 20,
+                         *       "pausedUntil": null,
                          *       "createdAt": "2026-02-10T09:00:12.000Z",
                          *       "updatedAt": "2026-02-10T09:00:12.000Z"
                          *     }
@@ -18726,6 +18739,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -18845,6 +18860,8 @@ export interface operations {
                          *       "consecutiveFailures": 0,
                          *       "deactivatedAt": null,
                          *       "previousSecretExpiresAt": null,
+                         *       "rateLimitPerSecond": 20,
+                         *       "pausedUntil": null,
                          *       "createdAt": "2026-02-10T09:00:12.000Z",
                          *       "updatedAt": "2026-02-10T09:00:12.000Z"
                          *     }
@@ -18862,6 +18879,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
