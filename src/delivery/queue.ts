@@ -166,7 +166,8 @@ async function claimFromLocked(db: Db, endpointIds: string[], opts: ClaimOptions
 export interface RecordOutcome {
   /** False when the claim was lost (lease expired and taken, endpoint deleted): only the log was written. */
   applied: boolean;
-  status: 'succeeded' | 'failed' | 'dead' | null;
+  /** `deferred`: a 429/503 with Retry-After put the delivery back without using up an attempt. */
+  status: 'succeeded' | 'failed' | 'dead' | 'deferred' | null;
   endpointDeactivated: boolean;
 }
 
@@ -184,6 +185,7 @@ export async function recordAttempt(
   result: AttemptResult,
   retryScheduleMs: readonly number[],
 ): Promise<RecordOutcome> {
+  if (!result.ok && result.retryAfterMs != null) return recordDeferral(db, claim, result, result.retryAfterMs);
   const attemptNumber = claim.attemptCount + 1;
   const exhausted = attemptNumber >= retryScheduleMs.length + 1;
   const delayMs = exhausted ? 0 : (retryScheduleMs[attemptNumber - 1] ?? 0);
@@ -293,4 +295,45 @@ export async function recordSuccesses(
     )
     SELECT id FROM upd`);
   return new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
+}
+
+/**
+ * The receiver answered 429 or 503 with Retry-After: it is alive and asking for less.
+ * One statement: the attempt is logged; the delivery goes back to the queue due after
+ * the delay with its attempt count and status unchanged (the retry schedule is not used
+ * up and the failure counter is not touched); and the endpoint is paused until then
+ * (paused_until, never moved earlier), so no worker sends it anything before the delay
+ * is over. A receiver that keeps answering so keeps its deliveries waiting, each
+ * deferral at most 1 h; every one is in the attempt log.
+ */
+export async function recordDeferral(
+  db: Db,
+  claim: ClaimedDelivery,
+  result: AttemptResult,
+  delayMs: number,
+): Promise<RecordOutcome> {
+  const until = sql`now() + make_interval(secs => ${delayMs}::double precision / 1000)`;
+  const error = `${result.error ?? `HTTP ${result.statusCode}`}; Retry-After ${Math.round(delayMs / 1000)} s: deferred, attempt not counted`;
+  const res = await db.execute(sql`
+    WITH log AS (
+      INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
+      SELECT ${newId('wha')}, ${claim.organizationId}, ${claim.id}, ${result.attemptedAt.toISOString()}::timestamptz,
+             ${result.statusCode}::int, ${result.durationMs}::int, ${error}::text, ${result.responseBody}::text
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${claim.id})
+    ), self AS (
+      UPDATE webhook_deliveries
+      SET next_attempt_at = ${until}, locked_until = NULL, claim_token = NULL,
+          last_status_code = ${result.statusCode}::int, last_error = ${error}::text,
+          last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz, updated_at = now()
+      WHERE id = ${claim.id} AND claim_token = ${claim.claimToken}
+      RETURNING endpoint_id
+    ), pause AS (
+      UPDATE webhook_endpoints
+      SET paused_until = GREATEST(COALESCE(paused_until, now()), ${until})
+      WHERE id IN (SELECT endpoint_id FROM self)
+    )
+    SELECT count(*)::int AS n FROM self`);
+  const [row] = rowsOf<{ n: number }>(res);
+  const applied = Number(row?.n ?? 0) > 0;
+  return { applied, status: applied ? 'deferred' : null, endpointDeactivated: false };
 }

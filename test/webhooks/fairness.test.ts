@@ -1,4 +1,4 @@
-import { eq, inArray } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWorker } from '../../src/background/runner.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
@@ -168,7 +168,7 @@ describe('webhook fairness and per-endpoint limits', () => {
       }, 40);
     });
     const ep = (await register(t, r.url, ['bill.created'])).id;
-    const N = 60;
+    const N = 40;
     await emitEvents(h.database, t.organizationId, events('bill.created', N));
     for (let i = 0; i < 4; i++) worker(await otherConnection(), { concurrency: 8, perEndpoint: CAP });
     await waitFor(
@@ -181,5 +181,53 @@ describe('webhook fairness and per-endpoint limits', () => {
     );
     expect(r.received).toHaveLength(N);
     expect(maxOpen).toBeLessThanOrEqual(CAP);
+  }, 120_000);
+
+  it('a 429 or 503 with Retry-After pauses the endpoint and does not use up attempts', async () => {
+    const t = await newTenant(h);
+    // RETRY_ENV allows 5 attempts; the receiver refuses 6 times, then accepts.
+    const REFUSALS = 6;
+    const pausedWhenSent: Array<Promise<boolean>> = [];
+    let endpointId = '';
+    const r = await receiver((_req, res, n) => {
+      // Was the endpoint still paused (by the database clock) when this request was sent?
+      // Read before answering, so this request's own deferral cannot be what is seen.
+      const paused = h.admin.db
+        .select({ paused: sql<boolean>`${webhookEndpoints.pausedUntil} > now()` })
+        .from(webhookEndpoints)
+        .where(eq(webhookEndpoints.id, endpointId))
+        .then(([row]) => row?.paused === true);
+      pausedWhenSent.push(paused);
+      void paused.finally(() => {
+        if (n <= REFUSALS) res.writeHead(n % 2 ? 429 : 503, { 'retry-after': '1' }).end('slow down');
+        else res.writeHead(200).end('ok');
+      });
+    });
+    endpointId = (await register(t, r.url, ['customer.updated'])).id;
+    await emitEvents(h.database, t.organizationId, events('customer.updated', 2));
+    worker(h.database, { perEndpoint: 1 });
+    const done = await waitFor(
+      async () => {
+        const rows = await h.admin.db
+          .select()
+          .from(webhookDeliveries)
+          .where(eq(webhookDeliveries.endpointId, endpointId));
+        return rows.length === 2 && rows.every((x) => x.status === 'succeeded') ? rows : null;
+      },
+      'both deliveries after the refusals',
+      60_000,
+    );
+    // Eight requests for two deliveries, yet each counts one attempt: the refusals were deferrals.
+    expect(r.received).toHaveLength(REFUSALS + 2);
+    expect(done.map((d) => d.attemptCount)).toEqual([1, 1]);
+    // No request went out while the endpoint was paused by an earlier Retry-After.
+    expect(await Promise.all(pausedWhenSent)).not.toContain(true);
+    const ep = (await t.call('GET', `/api/webhooks/${endpointId}`)).json().data;
+    expect(ep.consecutiveFailures).toBe(0);
+    expect(ep.active).toBe(true);
+    const detail = (await t.call('GET', `/api/webhook-deliveries/${done[0]?.id}`)).json().data;
+    const codes = detail.attemptLog.map((a: { statusCode: number }) => a.statusCode);
+    expect(codes.at(-1)).toBe(200);
+    expect(codes.slice(0, -1).every((c: number) => c === 429 || c === 503)).toBe(true);
   });
 });
