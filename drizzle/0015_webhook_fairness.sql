@@ -9,3 +9,13 @@ ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "webhook_endpoints_rate_limit_pos
 ALTER TABLE "webhook_endpoints" ADD COLUMN "rate_tokens" double precision;--> statement-breakpoint
 ALTER TABLE "webhook_endpoints" ADD COLUMN "rate_refilled_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "webhook_endpoints" ADD COLUMN "paused_until" timestamp with time zone;
+--> statement-breakpoint
+-- One row: bumped by every revocation (API key, device token, member, plan, sign-out);
+-- API processes serve a cached credential only while it is unchanged (src/platform/auth/revocations.ts).
+CREATE TABLE "auth_generation" (
+	"id" integer PRIMARY KEY DEFAULT 1 NOT NULL,
+	"generation" bigint DEFAULT 0 NOT NULL,
+	CONSTRAINT "auth_generation_one_row" CHECK ("id" = 1)
+);
+--> statement-breakpoint
+INSERT INTO "auth_generation" ("id", "generation") VALUES (1, 0);

@@ -3,6 +3,7 @@ import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
+import { announceRevocation } from './platform/auth/revocations.js';
 import { asPlatform } from './platform/cross-tenant.js';
 
 /**
@@ -41,18 +42,22 @@ async function main(argv: string[]) {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateOnStart(config, database);
-    const rows = await asPlatform(database.db, (tx) =>
-      tx
+    // The plan change and its revocation announcement commit together: running API
+    // processes stop serving the old plan at once (src/platform/auth/revocations.ts).
+    const rows = await asPlatform(database.db, async (tx) => {
+      const updated = await tx
         .update(organizations)
         .set({ plan, updatedAt: new Date() })
         .where(eq(organizations.id, orgId))
-        .returning({ id: organizations.id }),
-    );
+        .returning({ id: organizations.id });
+      if (updated.length > 0) await announceRevocation(tx);
+      return updated;
+    });
     if (rows.length === 0) {
       console.error(`no organization ${orgId}`);
       return 1;
     }
-    console.log(`organization ${orgId} is now on the ${plan} plan (running API processes see it within 5 s)`);
+    console.log(`organization ${orgId} is now on the ${plan} plan (every running API process applies it at once)`);
     return 0;
   } finally {
     await database.close();

@@ -139,7 +139,9 @@ export function createSender(opts: SenderOptions): Sender {
           ? `Redirect ${status} not followed${response.headers.location ? ` (to ${String(response.headers.location).slice(0, 200)})` : ''}`
           : `HTTP ${status}`;
       const retryAfterMs =
-        status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after'] as string | undefined) : null;
+        status === 429 || status === 503
+          ? parseRetryAfter(response.headers['retry-after'] as string | undefined)
+          : null;
       return done({ ok, statusCode: status, error, responseBody: captured, retryAfterMs });
     },
     close: () => agent.close(),

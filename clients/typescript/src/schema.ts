@@ -279,7 +279,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key at once
-         * @description Owner/admin. The key stops working immediately in this process and within seconds in every other one.
+         * @description Owner/admin. The key stops working in every API process before this request answers.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin. Plan: Business.
          */
