@@ -3,6 +3,7 @@ import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
+import { announceRevocation } from './platform/auth/revocations.js';
 import { asPlatform } from './platform/cross-tenant.js';
 
 /**
@@ -41,23 +42,26 @@ async function main(argv: string[]) {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateOnStart(config, database);
-    const rows = await asPlatform(database.db, (tx) =>
-      tx
+    // The plan change and its revocation announcement commit together: running API
+    // processes stop serving the old plan at once (src/platform/auth/revocations.ts).
+    const rows = await asPlatform(database.db, async (tx) => {
+      const updated = await tx
         .update(organizations)
         .set({ plan, updatedAt: new Date() })
         .where(eq(organizations.id, orgId))
-        .returning({ id: organizations.id }),
-    );
+        .returning({ id: organizations.id });
+      if (updated.length > 0) await announceRevocation(tx);
+      return updated;
+    });
     if (rows.length === 0) {
       console.error(`no organization ${orgId}`);
       return 1;
     }
-    // On PostgreSQL, API processes may be running: each caches a resolved credential for 5 s
-    // (src/platform/auth/principal.ts). The embedded database refuses this command while the
-    // API runs (one process per data directory), so the API sees the plan when it starts.
+    // The embedded database refuses this command while the API runs (one process per data
+    // directory), so there the API sees the plan when it starts.
     console.log(
       `organization ${orgId} is now on the ${plan} plan (${
-        database.kind === 'postgres' ? 'running API processes see it within 5 s' : 'the API sees it when started'
+        database.kind === 'postgres' ? 'every running API process applies it at once' : 'the API sees it when started'
       })`,
     );
     return 0;

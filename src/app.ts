@@ -14,6 +14,7 @@ import { modules } from './modules/index.js';
 import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
 import { PrincipalResolver } from './platform/auth/principal.js';
+import { GenerationReader, listenForRevocations } from './platform/auth/revocations.js';
 import { installErrorHandler } from './platform/error-handler.js';
 import { AppError } from './platform/errors.js';
 import { idempotency } from './platform/idempotency.js';
@@ -107,7 +108,13 @@ export async function buildApp(
     config,
     database,
     auth,
-    resolver: new PrincipalResolver(auth, database.db),
+    // On PostgreSQL several API processes share the database: revocations reach all of them
+    // through the generation counter (src/platform/auth/revocations.ts).
+    resolver: new PrincipalResolver(
+      auth,
+      database.db,
+      database.pool ? new GenerationReader(database.platformDb) : undefined,
+    ),
     limiters: createLimiters(config, app.log, database.platformDb),
     mailer: createMailer(config),
     outage,
@@ -115,7 +122,11 @@ export async function buildApp(
   app.decorate('deps', deps);
   const registeredRoutes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', registeredRoutes);
+  const unlistenRevocations = await listenForRevocations(database, config.listenDatabaseUrl, () =>
+    deps.resolver.invalidate(),
+  );
   app.addHook('onClose', async () => {
+    await unlistenRevocations();
     await deps.limiters.close();
     deps.mailer.close();
     outage.close();

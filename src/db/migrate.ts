@@ -19,10 +19,10 @@ const MIGRATION_LOCK = 815_042_117;
 
 /**
  * Tables the application role may not touch at all: Better Auth's credentials and
- * sessions (password hashes, session tokens), and the rate-limit counters (keyed by
- * email). Only the platform role reads them.
+ * sessions (password hashes, session tokens), the rate-limit counters (keyed by email) and
+ * the revocation generation (src/platform/auth/revocations.ts). Only the platform role reads them.
  */
-const PLATFORM_ONLY_TABLES = new Set(['accounts', 'sessions', 'verifications', 'rate_limits']);
+const PLATFORM_ONLY_TABLES = new Set(['accounts', 'sessions', 'verifications', 'rate_limits', 'auth_generation']);
 /** Tables the application role may read but not write (member lists show names and emails). */
 const APP_READ_ONLY_TABLES = new Set(['users']);
 /**

@@ -11,7 +11,10 @@ import { SecretBox } from './secrets.js';
 export interface WebhookWorkerOptions {
   /** Deliveries in flight at once in this process. */
   concurrency?: number;
-  /** Deliveries of one endpoint in flight at once, so a slow endpoint cannot take every slot. */
+  /**
+   * Deliveries of one endpoint in flight at once across ALL workers (counted in the
+   * database), so a slow endpoint cannot take every slot and a receiver sees at most this many.
+   */
   perEndpoint?: number;
   /** Per-attempt time-out (spec: 10 s). Tests shorten it. */
   timeoutMs?: number;
@@ -51,7 +54,6 @@ export class WebhookWorker {
   readonly #inFlight = new Set<Promise<void>>();
   /** Deliveries whose request is under way: the slots `concurrency` bounds. */
   #sending = 0;
-  readonly #perEndpointInFlight = new Map<string, number>();
   #completedSinceTick = false;
   #wake: () => void = () => {};
   /** Fan-out runs when told of new events (LISTEN), after a full batch, or every poll interval. */
@@ -134,15 +136,12 @@ export class WebhookWorker {
     const free = this.#free();
     // Claim in batches: one query per few freed slots rather than one per completed delivery.
     if (free <= 0 || (free < this.#claimBatch && this.#sending > 0 && !this.#idleSlots)) return 0;
-    const busy = [...this.#perEndpointInFlight].filter(([, n]) => n >= this.#perEndpoint).map(([id]) => id);
-    const claimed = await asPlatformStatement(this.#database, (db) =>
-      claimDeliveries(db, {
-        limit: free,
-        leaseMs: this.#leaseMs,
-        perEndpoint: this.#perEndpoint,
-        busyEndpoints: busy,
-      }),
-    );
+    // The per-endpoint cap is counted in the database over every worker's claims (queue.ts).
+    const claimed = await claimDeliveries(this.#db, {
+      limit: free,
+      leaseMs: this.#leaseMs,
+      perEndpoint: this.#perEndpoint,
+    });
     for (const c of claimed) this.#start(c);
     // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
     this.#idleSlots = claimed.length < free;
@@ -151,15 +150,11 @@ export class WebhookWorker {
 
   #start(claim: ClaimedDelivery) {
     this.#sending++;
-    this.#perEndpointInFlight.set(claim.endpointId, (this.#perEndpointInFlight.get(claim.endpointId) ?? 0) + 1);
     let slotHeld = true;
     const releaseSlot = () => {
       if (!slotHeld) return;
       slotHeld = false;
       this.#sending--;
-      const n = (this.#perEndpointInFlight.get(claim.endpointId) ?? 1) - 1;
-      if (n <= 0) this.#perEndpointInFlight.delete(claim.endpointId);
-      else this.#perEndpointInFlight.set(claim.endpointId, n);
       this.#completedSinceTick = true;
       this.#wake();
     };

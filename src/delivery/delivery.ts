@@ -24,6 +24,34 @@ export interface AttemptResult {
   error: string | null;
   responseBody: string | null;
   attemptedAt: Date;
+  /**
+   * A 429 or 503 that said when to come back (Retry-After, clamped to 1 s..1 h): the
+   * attempt is deferred, not failed (queue.ts recordDeferral). Null otherwise.
+   */
+  retryAfterMs?: number | null;
+}
+
+/** Bounds on a receiver's Retry-After: at least 1 s (no hot loop), at most 1 h (the longest retry delay). */
+export const RETRY_AFTER_MIN_MS = 1000;
+export const RETRY_AFTER_MAX_MS = 60 * 60 * 1000;
+
+/**
+ * Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP-date. Returns the delay in
+ * ms clamped to [RETRY_AFTER_MIN_MS, RETRY_AFTER_MAX_MS], or null when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!raw) return null;
+  let ms: number;
+  if (/^\d+$/.test(raw)) ms = Number(raw) * 1000;
+  else {
+    // An HTTP-date names its day and month; a bare "-5" or "2026" is not one (Date.parse would take it).
+    if (!/[a-z]{3}/i.test(raw)) return null;
+    const at = Date.parse(raw);
+    if (Number.isNaN(at)) return null;
+    ms = at - now;
+  }
+  return Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, ms));
 }
 
 export interface Sender {
@@ -110,7 +138,11 @@ export function createSender(opts: SenderOptions): Sender {
         : status >= 300 && status < 400
           ? `Redirect ${status} not followed${response.headers.location ? ` (to ${String(response.headers.location).slice(0, 200)})` : ''}`
           : `HTTP ${status}`;
-      return done({ ok, statusCode: status, error, responseBody: captured });
+      const retryAfterMs =
+        status === 429 || status === 503
+          ? parseRetryAfter(response.headers['retry-after'] as string | undefined)
+          : null;
+      return done({ ok, statusCode: status, error, responseBody: captured, retryAfterMs });
     },
     close: () => agent.close(),
   };

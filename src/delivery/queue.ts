@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../db/client.js';
+import { asPlatform } from '../platform/cross-tenant.js';
 import { newId } from '../platform/ids.js';
 import type { AttemptResult } from './delivery.js';
 
@@ -28,10 +29,12 @@ export interface ClaimedDelivery {
 export interface ClaimOptions {
   limit: number;
   leaseMs: number;
-  /** At most this many deliveries of one endpoint per claim, so one endpoint cannot fill a batch. */
+  /**
+   * Deliveries of one endpoint in flight at once across EVERY worker (counted in the
+   * database: claimed rows whose result is not written yet), so a receiver never sees
+   * more than this many requests at once however many workers run.
+   */
   perEndpoint: number;
-  /** Endpoints this worker already has enough deliveries in flight for. */
-  busyEndpoints: readonly string[];
 }
 
 /*
@@ -40,42 +43,111 @@ export interface ClaimOptions {
  * worker serves every organization. Tenant-facing code never calls them.
  */
 
+/** A due delivery that no live lease holds. */
+const DUE = sql`d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
+  AND (d.locked_until IS NULL OR d.locked_until < now())`;
+/** Deliveries of endpoint `e` in flight (claimed, lease live, result not yet written). */
+const IN_FLIGHT = sql`(SELECT count(*) FROM webhook_deliveries f
+  WHERE f.endpoint_id = e.id AND f.claim_token IS NOT NULL AND f.locked_until > now())::int`;
+/** Tokens in `e`'s rate bucket now (capacity = rate, refilled at rate per second); null without a rate. */
+const TOKENS = sql`CASE WHEN e.rate_limit_per_second IS NULL THEN NULL ELSE least(
+  e.rate_limit_per_second::float8,
+  COALESCE(e.rate_tokens, e.rate_limit_per_second::float8)
+    + e.rate_limit_per_second * extract(epoch FROM now() - COALESCE(e.rate_refilled_at, now()))) END`;
+/** An endpoint that may be sent to now: active, not paused by a Retry-After. */
+const SENDABLE = sql`e.active AND (e.paused_until IS NULL OR e.paused_until <= now())`;
+
 /**
- * Claims due deliveries with FOR UPDATE SKIP LOCKED and a lease (locked_until): two
- * workers never claim the same delivery, and a delivery whose worker died is claimed
- * again once its lease has expired. All times come from the database clock.
+ * Claims due deliveries fairly, with FOR UPDATE SKIP LOCKED and a lease (locked_until):
+ * two workers never claim the same delivery, and a delivery whose worker died is
+ * claimed again once its lease has expired. All times come from the database clock.
+ *
+ * Fairness. The claim walks the ENDPOINTS that have due work, not the oldest due
+ * deliveries: a backlog of one endpoint is one candidate like any other, so however
+ * deep it is every other due endpoint gets its turn in the same claim. Endpoints are
+ * dealt round-robin over organizations (each organization's first endpoint before any
+ * organization's second, random order among equals), so an organization with 100
+ * endpoints gets no more turns than one with 1 while both have work; then each chosen
+ * endpoint gives its oldest due deliveries up to its room, again dealt round-robin
+ * within the organization. Each endpoint probe is one look-up in
+ * webhook_deliveries_endpoint_due_idx.
+ *
+ * Caps across workers. The claim is a transaction of two statements. The first locks
+ * the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED: another worker claiming the
+ * same endpoint skips it, nothing waits). The second starts a fresh snapshot after the
+ * locks are held, so it sees every claim that committed before, and counts each
+ * endpoint's deliveries in flight (all workers) and its rate tokens exactly: two workers
+ * can never both fill the same room. Rate tokens spent are written back on the locked row.
  */
 export async function claimDeliveries(db: Db, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
+  return asPlatform(db, async (tx) => {
+    const q = tx as unknown as Db;
+    const locked = await q.execute(sql`
+      SELECT e.id FROM webhook_endpoints e
+      WHERE e.id IN (
+        SELECT t.id FROM (
+          SELECT e.id, row_number() OVER (PARTITION BY e.organization_id ORDER BY random()) AS turn
+          FROM webhook_endpoints e
+          WHERE ${SENDABLE}
+            AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND ${DUE})
+            AND ${IN_FLIGHT} < ${opts.perEndpoint}
+            AND COALESCE(${TOKENS} >= 1, true)
+        ) t
+        ORDER BY t.turn, random()
+        LIMIT ${opts.limit}
+      )
+      FOR NO KEY UPDATE SKIP LOCKED`);
+    const ids = rowsOf<{ id: string }>(locked).map((r) => r.id);
+    if (ids.length === 0) return [];
+    return claimFromLocked(q, ids, opts);
+  });
+}
+
+async function claimFromLocked(db: Db, endpointIds: string[], opts: ClaimOptions): Promise<ClaimedDelivery[]> {
   const token = randomUUID();
-  const busy = opts.busyEndpoints.join(',');
   const result = await db.execute(sql`
-    WITH candidates AS (
-      SELECT d.id, d.endpoint_id, d.next_attempt_at
-      FROM webhook_deliveries d
-      WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
-        AND (d.locked_until IS NULL OR d.locked_until < now())
-      ORDER BY d.next_attempt_at
-      LIMIT ${Math.max(opts.limit * 8, 200)}
-    ), ranked AS (
-      SELECT c.id, c.next_attempt_at,
-             row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS rn
-      FROM candidates c JOIN webhook_endpoints e ON e.id = c.endpoint_id
-      WHERE e.active AND NOT (c.endpoint_id = ANY (string_to_array(${busy}, ',')))
+    WITH eps AS (
+      SELECT e.id, e.organization_id, ${TOKENS} AS tokens, ${opts.perEndpoint} - ${IN_FLIGHT} AS free
+      FROM webhook_endpoints e
+      WHERE e.id = ANY(${sql.param(endpointIds)}::text[]) AND ${SENDABLE}
+    ), room AS (
+      SELECT id, organization_id, tokens, greatest(0, least(free, COALESCE(floor(tokens)::int, free))) AS n FROM eps
+    ), picks AS (
+      SELECT p.id, r.organization_id, p.rn
+      FROM room r CROSS JOIN LATERAL (
+        SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS rn
+        FROM webhook_deliveries d
+        WHERE d.endpoint_id = r.id AND ${DUE}
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT r.n
+      ) p
+    ), chosen AS (
+      SELECT s.id FROM (
+        SELECT id, row_number() OVER (PARTITION BY organization_id ORDER BY rn, random()) AS seq FROM picks
+      ) s
+      ORDER BY s.seq, random()
+      LIMIT ${opts.limit}
     ), due AS (
       SELECT d.id FROM webhook_deliveries d
-      WHERE d.id IN (SELECT id FROM ranked WHERE rn <= ${opts.perEndpoint} ORDER BY next_attempt_at LIMIT ${opts.limit})
-        AND d.status IN ('pending', 'failed') AND (d.locked_until IS NULL OR d.locked_until < now())
+      WHERE d.id IN (SELECT id FROM chosen) AND ${DUE}
       FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE webhook_deliveries d
+      SET locked_until = now() + make_interval(secs => ${opts.leaseMs}::double precision / 1000),
+          claim_token = ${token}
+      FROM due, webhook_endpoints e
+      WHERE d.id = due.id AND e.id = d.endpoint_id
+      RETURNING d.id, d.organization_id, d.endpoint_id, d.event, d.body, d.attempt_count, e.url, e.secret_enc,
+                e.previous_secret_enc,
+                (e.previous_secret_expires_at IS NOT NULL AND e.previous_secret_expires_at > now()) AS previous_valid
+    ), spent AS (
+      UPDATE webhook_endpoints e
+      SET rate_tokens = r.tokens - c.n, rate_refilled_at = now()
+      FROM room r, (SELECT endpoint_id, count(*) AS n FROM claimed GROUP BY endpoint_id) c
+      WHERE e.id = r.id AND c.endpoint_id = r.id AND r.tokens IS NOT NULL
     )
-    UPDATE webhook_deliveries d
-    SET locked_until = now() + make_interval(secs => ${opts.leaseMs}::double precision / 1000),
-        claim_token = ${token}
-    FROM due, webhook_endpoints e
-    WHERE d.id = due.id AND e.id = d.endpoint_id
-    RETURNING d.id, d.organization_id, d.endpoint_id, d.event, d.body, d.attempt_count, e.url, e.secret_enc,
-              e.previous_secret_enc,
-              (e.previous_secret_expires_at IS NOT NULL AND e.previous_secret_expires_at > now()) AS previous_valid`);
+    SELECT * FROM claimed`);
   return rowsOf<Record<string, unknown>>(result).map((r) => ({
     id: r.id as string,
     organizationId: r.organization_id as string,
@@ -94,7 +166,8 @@ export async function claimDeliveries(db: Db, opts: ClaimOptions): Promise<Claim
 export interface RecordOutcome {
   /** False when the claim was lost (lease expired and taken, endpoint deleted): only the log was written. */
   applied: boolean;
-  status: 'succeeded' | 'failed' | 'dead' | null;
+  /** `deferred`: a 429/503 with Retry-After put the delivery back without using up an attempt. */
+  status: 'succeeded' | 'failed' | 'dead' | 'deferred' | null;
   endpointDeactivated: boolean;
 }
 
@@ -112,6 +185,7 @@ export async function recordAttempt(
   result: AttemptResult,
   retryScheduleMs: readonly number[],
 ): Promise<RecordOutcome> {
+  if (!result.ok && result.retryAfterMs != null) return recordDeferral(db, claim, result, result.retryAfterMs);
   const attemptNumber = claim.attemptCount + 1;
   const exhausted = attemptNumber >= retryScheduleMs.length + 1;
   const delayMs = exhausted ? 0 : (retryScheduleMs[attemptNumber - 1] ?? 0);
@@ -221,4 +295,45 @@ export async function recordSuccesses(
     )
     SELECT id FROM upd`);
   return new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
+}
+
+/**
+ * The receiver answered 429 or 503 with Retry-After: it is alive and asking for less.
+ * One statement: the attempt is logged; the delivery goes back to the queue due after
+ * the delay with its attempt count and status unchanged (the retry schedule is not used
+ * up and the failure counter is not touched); and the endpoint is paused until then
+ * (paused_until, never moved earlier), so no worker sends it anything before the delay
+ * is over. A receiver that keeps answering so keeps its deliveries waiting, each
+ * deferral at most 1 h; every one is in the attempt log.
+ */
+export async function recordDeferral(
+  db: Db,
+  claim: ClaimedDelivery,
+  result: AttemptResult,
+  delayMs: number,
+): Promise<RecordOutcome> {
+  const until = sql`now() + make_interval(secs => ${delayMs}::double precision / 1000)`;
+  const error = `${result.error ?? `HTTP ${result.statusCode}`}; Retry-After ${Math.round(delayMs / 1000)} s: deferred, attempt not counted`;
+  const res = await db.execute(sql`
+    WITH log AS (
+      INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
+      SELECT ${newId('wha')}, ${claim.organizationId}, ${claim.id}, ${result.attemptedAt.toISOString()}::timestamptz,
+             ${result.statusCode}::int, ${result.durationMs}::int, ${error}::text, ${result.responseBody}::text
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${claim.id})
+    ), self AS (
+      UPDATE webhook_deliveries
+      SET next_attempt_at = ${until}, locked_until = NULL, claim_token = NULL,
+          last_status_code = ${result.statusCode}::int, last_error = ${error}::text,
+          last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz, updated_at = now()
+      WHERE id = ${claim.id} AND claim_token = ${claim.claimToken}
+      RETURNING endpoint_id
+    ), pause AS (
+      UPDATE webhook_endpoints
+      SET paused_until = GREATEST(COALESCE(paused_until, now()), ${until})
+      WHERE id IN (SELECT endpoint_id FROM self)
+    )
+    SELECT count(*)::int AS n FROM self`);
+  const [row] = rowsOf<{ n: number }>(res);
+  const applied = Number(row?.n ?? 0) > 0;
+  return { applied, status: applied ? 'deferred' : null, endpointDeactivated: false };
 }

@@ -279,7 +279,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key at once
-         * @description Owner/admin. The key stops working immediately in this process and within seconds in every other one.
+         * @description Owner/admin. The key stops working in every API process before this request answers.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin. Plan: Business.
          */
@@ -2263,7 +2263,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change url, events or description
+         * Change url, events, description or rateLimitPerSecond
          * @description The same event-name rules as on creation apply.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin. Plan: Business.
@@ -19484,6 +19484,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -19524,7 +19526,8 @@ export interface operations {
                  *         "invoice.paid",
                  *         "job.completed"
                  *       ],
-                 *       "description": "Accounting sync"
+                 *       "description": "Accounting sync",
+                 *       "rateLimitPerSecond": 20
                  *     }
                  */
                 "application/json": {
@@ -19533,6 +19536,7 @@ export interface operations {
                     /** @description Event names from the catalog, `*` (every catalog event, never workflow.*) or `workflow.<name>` named explicitly */
                     events: string[];
                     description?: string | null;
+                    rateLimitPerSecond?: number | null;
                 };
             };
         };
@@ -19560,6 +19564,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -19621,6 +19627,8 @@ export interface operations {
                          *       "consecutiveFailures": 0,
                          *       "deactivatedAt": null,
                          *       "previousSecretExpiresAt": null,
+                         *       "rateLimitPerSecond": 20,
+                         *       "pausedUntil": null,
                          *       "createdAt": "2026-02-10T09:00:12.000Z",
                          *       "updatedAt": "2026-02-10T09:00:12.000Z"
                          *     }
@@ -19638,6 +19646,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -19707,6 +19717,7 @@ export interface operations {
                     /** @description Event names from the catalog, `*` (every catalog event, never workflow.*) or `workflow.<name>` named explicitly */
                     events?: string[];
                     description?: string | null;
+                    rateLimitPerSecond?: number | null;
                 };
             };
         };
@@ -19734,6 +19745,8 @@ export interface operations {
                          *       "consecutiveFailures": 0,
                          *       "deactivatedAt": null,
                          *       "previousSecretExpiresAt": null,
+                         *       "rateLimitPerSecond": 20,
+                         *       "pausedUntil": null,
                          *       "createdAt": "2026-02-10T09:00:12.000Z",
                          *       "updatedAt": "2026-02-10T09:00:12.000Z"
                          *     }
@@ -19751,6 +19764,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -19870,6 +19885,8 @@ export interface operations {
                          *       "consecutiveFailures": 0,
                          *       "deactivatedAt": null,
                          *       "previousSecretExpiresAt": null,
+                         *       "rateLimitPerSecond": 20,
+                         *       "pausedUntil": null,
                          *       "createdAt": "2026-02-10T09:00:12.000Z",
                          *       "updatedAt": "2026-02-10T09:00:12.000Z"
                          *     }
@@ -19887,6 +19904,8 @@ export interface operations {
                             consecutiveFailures: number;
                             deactivatedAt: string | null;
                             previousSecretExpiresAt: string | null;
+                            rateLimitPerSecond: number | null;
+                            pausedUntil: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC

@@ -1,4 +1,5 @@
-import { boolean, index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, check, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 /*
  * Better Auth's core tables (user, session, account, verification), written by hand
@@ -66,3 +67,16 @@ export const verifications = pgTable('verifications', {
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * One row, bumped by every revocation: API processes serve a cached credential only
+ * while the generation is unchanged (src/platform/auth/revocations.ts). Platform role only.
+ */
+export const authGeneration = pgTable(
+  'auth_generation',
+  {
+    id: integer('id').primaryKey().default(1),
+    generation: bigint('generation', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [check('auth_generation_one_row', sql`${t.id} = 1`)],
+);

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -24,10 +24,20 @@ export const webhookEndpoints = pgTable(
     previousSecretExpiresAt: ts('previous_secret_expires_at'),
     consecutiveFailures: integer('consecutive_failures').notNull().default(0),
     deactivatedAt: ts('deactivated_at'),
+    /** Optional ceiling on attempts started per second, across every worker (null: none). */
+    rateLimitPerSecond: integer('rate_limit_per_second'),
+    /** Token bucket behind rateLimitPerSecond, written by the claim (worker-only state). */
+    rateTokens: doublePrecision('rate_tokens'),
+    rateRefilledAt: ts('rate_refilled_at'),
+    /** A 429/503 with Retry-After: no attempt to this endpoint before then (worker-only state). */
+    pausedUntil: ts('paused_until'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('webhook_endpoints_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    index('webhook_endpoints_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    check('webhook_endpoints_rate_limit_positive', sql`rate_limit_per_second IS NULL OR rate_limit_per_second > 0`),
+  ],
 );
 
 /**
@@ -66,6 +76,12 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_org_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt, t.id),
     index('webhook_deliveries_org_endpoint_status_idx').on(t.organizationId, t.endpointId, t.status, t.createdAt, t.id),
     index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'failed')`),
+    index('webhook_deliveries_endpoint_due_idx')
+      .on(t.endpointId, t.nextAttemptAt, t.id)
+      .where(sql`status IN ('pending', 'failed')`),
+    index('webhook_deliveries_endpoint_claimed_idx')
+      .on(t.endpointId, t.lockedUntil)
+      .where(sql`claim_token IS NOT NULL`),
   ],
 );
 

@@ -58,15 +58,14 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         summary: 'Revoke an API key at once',
-        description:
-          'Owner/admin. The key stops working immediately in this process and within seconds in every other one.',
+        description: 'Owner/admin. The key stops working in every API process before this request answers.',
         params: IdParams,
         response: { 204: NoContent },
       },
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => revokeApiKey(ctx, request.params.id));
-      resolver.invalidate();
+      await resolver.revoke();
       return reply.code(204).send(null);
     },
   );

@@ -56,8 +56,8 @@ export async function deviceRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => revokeDevice(ctx, request.params.id));
-      // The resolver caches principals by credential: drop them so the token stops now.
-      resolver.invalidate();
+      // The resolver caches principals by credential: announce the revocation so every process stops it now.
+      await resolver.revoke();
       return reply.code(204).send(null);
     },
   );

@@ -97,7 +97,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
         request.principal?.sessionId,
         request.params.id,
       );
-      resolver.invalidate();
+      await resolver.revoke();
       return { data: result };
     },
   );

@@ -110,7 +110,7 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       config,
       schema: {
         tags,
-        summary: 'Change url, events or description',
+        summary: 'Change url, events, description or rateLimitPerSecond',
         description: 'The same event-name rules as on creation apply.',
         params: IdParams,
         body: UpdateWebhookBody,
@@ -118,11 +118,12 @@ export default async function webhookRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const { url, events, description } = request.body;
+      const { url, events, description, rateLimitPerSecond } = request.body;
       const patch = {
         url: url === undefined ? undefined : await checkWebhookUrl(appConfig, url),
         events: events === undefined ? undefined : checkEvents(events),
         description,
+        rateLimitPerSecond,
       };
       return {
         data: await inRequestTenant(database.db, request, (ctx) => updateEndpoint(ctx, request.params.id, patch)),

@@ -13,9 +13,20 @@ const Events = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
     'Event names from the catalog, `*` (every catalog event, never workflow.*) or `workflow.<name>` named explicitly',
 });
 const Description = Type.String({ maxLength: 500 });
+const RateLimit = Type.Integer({
+  minimum: 1,
+  maximum: 10_000,
+  description:
+    'At most this many delivery attempts started per second to this endpoint, over every worker (bursts up to the same number); null or absent: no rate limit, only the per-endpoint concurrency cap',
+});
 
 export const CreateWebhookBody = Type.Object(
-  { url: Url, events: Events, description: Type.Optional(Nullable(Description)) },
+  {
+    url: Url,
+    events: Events,
+    description: Type.Optional(Nullable(Description)),
+    rateLimitPerSecond: Type.Optional(Nullable(RateLimit)),
+  },
   {
     additionalProperties: false,
     examples: [
@@ -23,12 +34,18 @@ export const CreateWebhookBody = Type.Object(
         url: 'https://hooks.example.com/crm',
         events: ['invoice.paid', 'job.completed'],
         description: 'Accounting sync',
+        rateLimitPerSecond: 20,
       },
     ],
   },
 );
 export const UpdateWebhookBody = Type.Object(
-  { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Nullable(Description)) },
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Nullable(Description)),
+    rateLimitPerSecond: Type.Optional(Nullable(RateLimit)),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -50,6 +67,12 @@ export const WebhookEndpoint = Type.Object(
     previousSecretExpiresAt: Nullable(
       DateTime('While a rotation overlap lasts, when the previous secret stops signing'),
     ),
+    rateLimitPerSecond: Nullable(RateLimit),
+    pausedUntil: Nullable(
+      DateTime(
+        'The receiver answered 429 or 503 with Retry-After: no attempt is made to it before this time (attempts are not used up meanwhile); null when not paused',
+      ),
+    ),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
@@ -65,6 +88,8 @@ export const WebhookEndpoint = Type.Object(
         consecutiveFailures: 0,
         deactivatedAt: null,
         previousSecretExpiresAt: null,
+        rateLimitPerSecond: 20,
+        pausedUntil: null,
         createdAt: '2026-02-10T09:00:12.000Z',
         updatedAt: '2026-02-10T09:00:12.000Z',
       },

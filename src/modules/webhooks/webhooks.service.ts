@@ -29,6 +29,8 @@ const endpointView = (r: EndpointRow, now = new Date()) => ({
     r.previousSecretEnc && r.previousSecretExpiresAt && r.previousSecretExpiresAt > now
       ? r.previousSecretExpiresAt
       : null,
+  rateLimitPerSecond: r.rateLimitPerSecond,
+  pausedUntil: r.pausedUntil && r.pausedUntil > now ? r.pausedUntil : null,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });
@@ -113,7 +115,12 @@ async function requireEndpoint(ctx: Ctx, id: string, lock = false): Promise<Endp
 export async function createEndpoint(
   ctx: Ctx,
   box: SecretBox,
-  input: { url: string; events: string[]; description?: string | null | undefined },
+  input: {
+    url: string;
+    events: string[];
+    description?: string | null | undefined;
+    rateLimitPerSecond?: number | null | undefined;
+  },
 ) {
   const secret = newWebhookSecret();
   const [row] = await ctx.tx
@@ -124,6 +131,7 @@ export async function createEndpoint(
       url: input.url,
       events: input.events,
       description: input.description ?? null,
+      rateLimitPerSecond: input.rateLimitPerSecond ?? null,
       secretEnc: box.seal(secret),
     })
     .returning();
@@ -144,13 +152,24 @@ export async function getEndpoint(ctx: Ctx, id: string) {
 export async function updateEndpoint(
   ctx: Ctx,
   id: string,
-  patch: { url?: string | undefined; events?: string[] | undefined; description?: string | null | undefined },
+  patch: {
+    url?: string | undefined;
+    events?: string[] | undefined;
+    description?: string | null | undefined;
+    rateLimitPerSecond?: number | null | undefined;
+  },
 ) {
   await requireEndpoint(ctx, id);
   const set: Partial<typeof webhookEndpoints.$inferInsert> = { updatedAt: new Date() };
   if (patch.url !== undefined) set.url = patch.url;
   if (patch.events !== undefined) set.events = patch.events;
   if (patch.description !== undefined) set.description = patch.description;
+  if (patch.rateLimitPerSecond !== undefined) {
+    set.rateLimitPerSecond = patch.rateLimitPerSecond;
+    // A new rate starts with a full bucket of the new size.
+    set.rateTokens = null;
+    set.rateRefilledAt = null;
+  }
   const [row] = await ctx.tx
     .update(webhookEndpoints)
     .set(set)

@@ -9,6 +9,7 @@ import { asPlatform } from '../cross-tenant.js';
 import { AppError } from '../errors.js';
 import { type Actor, type Role, withTenant } from '../tenancy.js';
 import type { Auth } from './better-auth.js';
+import type { GenerationReader } from './revocations.js';
 
 /** Who sent a request, resolved once per request (and cached briefly, see below). */
 export interface Principal {
@@ -67,24 +68,40 @@ export const hashApiKey = (key: string) => createHash('sha256').update(key).dige
 /**
  * Resolving a session costs Better Auth ~1 ms of CPU and two queries, so a resolved
  * principal is cached in process for CACHE_TTL_MS, keyed by the credential itself.
- * Consequence, stated in the README: a revoked session, revoked API key, removed
- * member or changed plan takes effect at once in the process that made the change
- * and within CACHE_TTL_MS in every other process.
+ * A revocation still takes effect in EVERY process before the revoking request
+ * answers: each entry is stamped with the revocation generation and served only while
+ * a generation read made after the request arrived still shows it (revocations.ts
+ * states the guarantee and how it is kept cheap).
  */
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX = 10_000;
 
 export class PrincipalResolver {
-  private readonly cache = new Map<string, { value: Principal | null; expires: number }>();
+  private readonly cache = new Map<string, { value: Principal | null; expires: number; generation: string }>();
 
+  /**
+   * @param generations the revocation generation (PostgreSQL, several processes);
+   *   undefined on the embedded database, where this process is the only one.
+   */
   constructor(
     private readonly auth: Auth,
     private readonly db: Db,
+    private readonly generations?: GenerationReader,
   ) {}
 
-  /** Drops every cached principal (after sign-out, org switch, revocation, plan change). */
+  /** Drops every cached principal of this process (a revocation was announced). */
   invalidate(): void {
     this.cache.clear();
+  }
+
+  /**
+   * After a sign-out, organization switch, revocation, membership or plan change has
+   * committed, and BEFORE its request answers: every process stops serving cached
+   * principals from before it (revocations.ts).
+   */
+  async revoke(): Promise<void> {
+    this.cache.clear();
+    await this.generations?.announce();
   }
 
   async resolve(headers: Record<string, string | string[] | undefined>): Promise<Principal | null> {
@@ -99,12 +116,15 @@ export class PrincipalResolver {
   }
 
   private async cached(key: string, load: () => Promise<Principal | null>): Promise<Principal | null> {
+    // Read before the load: a revocation committed after this read changes the generation,
+    // so the entry stored below is never served past it.
+    const generation = this.generations ? await this.generations.read() : '';
     const now = Date.now();
     const hit = this.cache.get(key);
-    if (hit && hit.expires > now) return hit.value;
+    if (hit && hit.expires > now && hit.generation === generation) return hit.value;
     const value = await load();
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(key, { value, expires: now + CACHE_TTL_MS });
+    this.cache.set(key, { value, expires: now + CACHE_TTL_MS, generation });
     return value;
   }
 

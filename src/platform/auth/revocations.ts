@@ -1,0 +1,137 @@
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import type { Database, Db, Tx } from '../../db/client.js';
+import { rowsOf } from '../../db/client.js';
+
+/**
+ * Revocation across API processes.
+ *
+ * Each API process caches resolved credentials for a few seconds (principal.ts). A
+ * revocation (API key or device token revoked, member removed or role changed, plan
+ * changed, sign-out, organization switch) must reach EVERY process before the request
+ * that made it answers. The guarantee comes from one counter, `auth_generation`:
+ *
+ *  1. The revoking request bumps the counter and `pg_notify`s it, in the same statement,
+ *     and only then answers. So when the answer leaves, the new generation is committed.
+ *  2. Every process stamps each cache entry with the generation it read BEFORE loading
+ *     it, and serves an entry only if a generation read that STARTED AFTER the request
+ *     arrived still shows that stamp. A request that arrives after the revoking answer
+ *     therefore reads the new generation, misses the cache, and loads the credential
+ *     from the database, where it is already revoked.
+ *
+ * The generation read is one indexed single-row SELECT, shared: requests that arrive
+ * while a read is in flight all wait for the next one (GenerationReader), so under load
+ * a process makes about one read per database round trip, not one per request; the
+ * cache still saves Better Auth's session work and the two credential queries.
+ *
+ * LISTEN/NOTIFY is the fast path beside it: each process listens on AUTH_CHANNEL and
+ * drops its whole cache when a revocation is announced, so stale entries do not even
+ * stay in memory. It is not what the guarantee rests on (a notification can arrive
+ * after the next request), the generation read is.
+ *
+ * On the embedded database there is one process: the revoking process clears its
+ * cache and nothing else is needed (no counter, no reads).
+ */
+export const AUTH_CHANNEL = 'crm_auth';
+
+/** Bumps the generation and announces it, in one statement (atomic; the NOTIFY goes out at commit). */
+export async function announceRevocation(db: Db | Tx): Promise<void> {
+  await db.execute(sql`
+    WITH g AS (UPDATE auth_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation)
+    SELECT pg_notify(${AUTH_CHANNEL}, (SELECT generation::text FROM g))`);
+}
+
+/** Reads the generation; concurrent callers share reads, each answer starts after its call. */
+export class GenerationReader {
+  #current: Promise<string> | undefined;
+  #next: Promise<string> | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  /** See announceRevocation. */
+  announce(): Promise<void> {
+    return announceRevocation(this.db);
+  }
+
+  read(): Promise<string> {
+    if (!this.#current) {
+      this.#current = this.#launch();
+      return this.#current;
+    }
+    // A read is in flight, but it may have started before a revocation this caller must
+    // see: wait for the next one, which starts after it (and is shared by every caller
+    // arriving meanwhile).
+    this.#next ??= this.#current.then(
+      () => this.#promote(),
+      () => this.#promote(),
+    );
+    return this.#next;
+  }
+
+  #promote(): Promise<string> {
+    this.#next = undefined;
+    this.#current = this.#launch();
+    return this.#current;
+  }
+
+  #launch(): Promise<string> {
+    const p: Promise<string> = this.db
+      .execute(sql`SELECT generation::text AS g FROM auth_generation WHERE id = 1`)
+      .then((res) => rowsOf<{ g: string }>(res)[0]?.g ?? '0')
+      .finally(() => {
+        if (this.#current === p) this.#current = undefined;
+      });
+    return p;
+  }
+}
+
+/**
+ * LISTENs on AUTH_CHANNEL on a dedicated connection (reconnecting when dropped) and
+ * calls `onRevoked` for each announcement and after every (re)connect. PostgreSQL only.
+ */
+export async function listenForRevocations(
+  database: Database,
+  listenUrl: string | undefined,
+  onRevoked: () => void,
+): Promise<() => Promise<void>> {
+  if (!database.pool) return async () => {};
+  // LISTEN_DATABASE_URL when set: behind a transaction-pooling PgBouncer a LISTEN never hears a NOTIFY.
+  const poolOptions = (database.pool as unknown as { options: pg.ClientConfig }).options;
+  const options: pg.ClientConfig =
+    listenUrl && listenUrl !== poolOptions.connectionString
+      ? { ...poolOptions, connectionString: listenUrl }
+      : poolOptions;
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async () => {
+    if (stopped) return;
+    const c = new pg.Client({ ...options });
+    client = c;
+    const reconnect = () => {
+      if (stopped || client !== c) return;
+      client = undefined;
+      c.end().catch(() => {});
+      retry = setTimeout(() => void connect(), 1000);
+      retry.unref();
+    };
+    c.on('error', reconnect);
+    c.on('end', reconnect);
+    c.on('notification', onRevoked);
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${AUTH_CHANNEL}`);
+      onRevoked(); // whatever was announced while we were not listening
+    } catch {
+      reconnect();
+    }
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const c = client;
+    client = undefined;
+    if (c) await Promise.race([c.end().catch(() => {}), new Promise((r) => setTimeout(r, 1000).unref())]);
+  };
+}

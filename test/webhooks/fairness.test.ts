@@ -1,0 +1,233 @@
+import { eq, inArray, sql } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningWorker } from '../../src/background/runner.js';
+import { type Database, openDatabase } from '../../src/db/client.js';
+import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
+import { dispatchEvents } from '../../src/delivery/fanout.js';
+import { type ClaimedDelivery, claimDeliveries } from '../../src/delivery/queue.js';
+import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
+import { emitEvents, RETRY_ENV, type Responder, startReceiver, startWorker, waitFor } from './helpers.js';
+
+/**
+ * Fairness and limits across tenants and workers. Every assertion is on counts and
+ * order (what had arrived when something else arrived), never on elapsed time.
+ */
+describe('webhook fairness and per-endpoint limits', () => {
+  let h: Harness;
+  const cleanups: Array<() => Promise<unknown>> = [];
+
+  beforeAll(async () => {
+    h = await createHarness(RETRY_ENV);
+  });
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+    await h?.close();
+  });
+
+  const receiver = async (respond?: Responder) => {
+    const r = await startReceiver(respond);
+    cleanups.push(() => r.close());
+    return r;
+  };
+  const workers: RunningWorker[] = [];
+  const worker = (database: Database, opts: Parameters<typeof startWorker>[2] = {}): RunningWorker => {
+    const w = startWorker(database, h.config, opts);
+    workers.push(w);
+    return w;
+  };
+  /** Each test starts from a quiet queue: stop its workers and retire what it left due. */
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+    await h.admin.db
+      .update(webhookDeliveries)
+      .set({ status: 'dead' })
+      .where(inArray(webhookDeliveries.status, ['pending', 'failed']));
+  });
+  const register = async (t: TestUser, url: string, events: string[], extra: Record<string, unknown> = {}) => {
+    const res = await t.call('POST', '/api/webhooks', { url, events, ...extra });
+    expect(res.statusCode).toBe(201);
+    return res.json().data as { id: string; rateLimitPerSecond: number | null };
+  };
+  /** On PostgreSQL a second pool on the same database, as another worker process would have. */
+  const otherConnection = async (): Promise<Database> => {
+    if (h.database.pglite) return h.database;
+    const url = (h.database.pool as unknown as { options: { connectionString: string } }).options.connectionString;
+    const database = await openDatabase({ databaseUrl: url, poolMax: 4 });
+    cleanups.push(() => database.close());
+    return database;
+  };
+  const events = (type: string, n: number) => Array.from({ length: n }, (_, i) => ({ type, data: { n: i } }));
+  const fanOut = async () => {
+    while ((await dispatchEvents(h.database, 500)) > 0) {}
+  };
+
+  it("one tenant's slow receiver and deep backlog do not hold up another tenant's events", async () => {
+    const slowTenant = await newTenant(h);
+    const probeTenant = await newTenant(h);
+    const BACKLOG = 400;
+    // The slow receiver answers each request after 100 ms; at most 4 are in flight, so
+    // the backlog takes seconds to drain. The old claim (the oldest 200 due deliveries,
+    // then per endpoint) saw only this backlog until fewer than 200 of it were left.
+    const slow = await receiver((_req, res) => {
+      setTimeout(() => res.writeHead(200).end('ok'), 100);
+    });
+    let slowSeenAtProbes: number[] = [];
+    const probe = await receiver((_req, res) => {
+      slowSeenAtProbes.push(slow.received.length);
+      res.writeHead(200).end('ok');
+    });
+    await register(slowTenant, slow.url, ['customer.created']);
+    await register(probeTenant, probe.url, ['customer.created']);
+    slowSeenAtProbes = [];
+
+    await emitEvents(h.database, slowTenant.organizationId, events('customer.created', BACKLOG));
+    await emitEvents(h.database, probeTenant.organizationId, events('customer.created', 6));
+    worker(h.database, { concurrency: 16, perEndpoint: 4 });
+
+    await waitFor(() => probe.received.length === 6, 'the six probes', 60_000);
+    // Every probe arrived while the backlog was still almost all undelivered.
+    expect(slowSeenAtProbes).toHaveLength(6);
+    expect(Math.max(...slowSeenAtProbes)).toBeLessThan(BACKLOG / 4);
+    expect(slow.received.length).toBeLessThan(BACKLOG);
+  });
+
+  it('serves organizations fairly: one with many backlogged endpoints gets no more of a claim than one with one', async () => {
+    const big = await newTenant(h);
+    const small = await newTenant(h);
+    const sink = await receiver();
+    const bigEndpoints: string[] = [];
+    for (let i = 0; i < 5; i++) bigEndpoints.push((await register(big, sink.url, ['job.created'])).id);
+    const smallEndpoint = (await register(small, sink.url, ['job.created'])).id;
+    // The big organization's backlog is older than every delivery of the small one.
+    await emitEvents(h.database, big.organizationId, events('job.created', 20));
+    await fanOut();
+    await emitEvents(h.database, small.organizationId, events('job.created', 20));
+    await fanOut();
+
+    const claims: ClaimedDelivery[][] = [];
+    for (let i = 0; i < 3; i++) {
+      claims.push(await claimDeliveries(h.database.db, { limit: 4, leaseMs: 600_000, perEndpoint: 50 }));
+    }
+    for (const claim of claims) {
+      expect(claim).toHaveLength(4);
+      // Half of every claim for each organization: turns go round the organizations first.
+      expect(claim.filter((c) => c.endpointId === smallEndpoint)).toHaveLength(2);
+      expect(claim.filter((c) => bigEndpoints.includes(c.endpointId))).toHaveLength(2);
+    }
+    // Leases hold: no delivery was claimed twice.
+    expect(new Set(claims.flat().map((c) => c.id)).size).toBe(12);
+  });
+
+  it('counts the per-endpoint cap and the rate over every claimer, in the database', async () => {
+    const t = await newTenant(h);
+    const sink = await receiver();
+    const capped = (await register(t, sink.url, ['invoice.created'])).id;
+    const rated = await register(t, sink.url, ['estimate.created'], { rateLimitPerSecond: 2 });
+    expect(rated.rateLimitPerSecond).toBe(2);
+    const bad = await t.call('POST', '/api/webhooks', {
+      url: sink.url,
+      events: ['job.created'],
+      rateLimitPerSecond: 0,
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain('rateLimitPerSecond');
+    const patched = await t.call('PATCH', `/api/webhooks/${capped}`, { rateLimitPerSecond: null });
+    expect(patched.json().data.rateLimitPerSecond).toBeNull();
+    await emitEvents(h.database, t.organizationId, [
+      ...events('invoice.created', 10),
+      ...events('estimate.created', 10),
+    ]);
+    await fanOut();
+
+    // Two claimers at once (two pools on PostgreSQL): together they never exceed the cap of 3.
+    const other = await otherConnection();
+    const opts = { limit: 20, leaseMs: 600_000, perEndpoint: 3 };
+    const [a, b] = await Promise.all([claimDeliveries(h.database.db, opts), claimDeliveries(other.db, opts)]);
+    const all = [...a, ...b];
+    expect(all.filter((c) => c.endpointId === capped)).toHaveLength(3);
+    // The rated endpoint's bucket holds 2: two attempts, whoever claimed them.
+    expect(all.filter((c) => c.endpointId === rated.id)).toHaveLength(2);
+    // The capped endpoint stays full while its deliveries are in flight.
+    const again = await claimDeliveries(h.database.db, { ...opts, perEndpoint: 3 });
+    expect(again.filter((c) => c.endpointId === capped)).toHaveLength(0);
+    const [row] = await h.admin.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, rated.id));
+    expect(row?.rateRefilledAt).not.toBeNull();
+  });
+
+  it('four workers together never send one endpoint more than its cap at once', async () => {
+    const t = await newTenant(h);
+    const CAP = 3;
+    let open = 0;
+    let maxOpen = 0;
+    const r = await receiver((_req, res) => {
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      setTimeout(() => {
+        open--;
+        res.writeHead(200).end('ok');
+      }, 40);
+    });
+    const ep = (await register(t, r.url, ['bill.created'])).id;
+    const N = 40;
+    await emitEvents(h.database, t.organizationId, events('bill.created', N));
+    for (let i = 0; i < 4; i++) worker(await otherConnection(), { concurrency: 8, perEndpoint: CAP });
+    await waitFor(
+      async () => {
+        const rows = await h.admin.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, ep));
+        return rows.length === N && rows.every((x) => x.status === 'succeeded');
+      },
+      'every delivery',
+      60_000,
+    );
+    expect(r.received).toHaveLength(N);
+    expect(maxOpen).toBeLessThanOrEqual(CAP);
+  }, 120_000);
+
+  it('a 429 or 503 with Retry-After pauses the endpoint and does not use up attempts', async () => {
+    const t = await newTenant(h);
+    // RETRY_ENV allows 5 attempts; the receiver refuses 6 times, then accepts.
+    const REFUSALS = 6;
+    const pausedWhenSent: Array<Promise<boolean>> = [];
+    let endpointId = '';
+    const r = await receiver((_req, res, n) => {
+      // Was the endpoint still paused (by the database clock) when this request was sent?
+      // Read before answering, so this request's own deferral cannot be what is seen.
+      const paused = h.admin.db
+        .select({ paused: sql<boolean>`${webhookEndpoints.pausedUntil} > now()` })
+        .from(webhookEndpoints)
+        .where(eq(webhookEndpoints.id, endpointId))
+        .then(([row]) => row?.paused === true);
+      pausedWhenSent.push(paused);
+      void paused.finally(() => {
+        if (n <= REFUSALS) res.writeHead(n % 2 ? 429 : 503, { 'retry-after': '1' }).end('slow down');
+        else res.writeHead(200).end('ok');
+      });
+    });
+    endpointId = (await register(t, r.url, ['customer.updated'])).id;
+    await emitEvents(h.database, t.organizationId, events('customer.updated', 2));
+    worker(h.database, { perEndpoint: 1 });
+    const done = await waitFor(
+      async () => {
+        const rows = await h.admin.db
+          .select()
+          .from(webhookDeliveries)
+          .where(eq(webhookDeliveries.endpointId, endpointId));
+        return rows.length === 2 && rows.every((x) => x.status === 'succeeded') ? rows : null;
+      },
+      'both deliveries after the refusals',
+      60_000,
+    );
+    // Eight requests for two deliveries, yet each counts one attempt: the refusals were deferrals.
+    expect(r.received).toHaveLength(REFUSALS + 2);
+    expect(done.map((d) => d.attemptCount)).toEqual([1, 1]);
+    // No request went out while the endpoint was paused by an earlier Retry-After.
+    expect(await Promise.all(pausedWhenSent)).not.toContain(true);
+    const ep = (await t.call('GET', `/api/webhooks/${endpointId}`)).json().data;
+    expect(ep.consecutiveFailures).toBe(0);
+    expect(ep.active).toBe(true);
+    const detail = (await t.call('GET', `/api/webhook-deliveries/${done[0]?.id}`)).json().data;
+    const codes = detail.attemptLog.map((a: { statusCode: number }) => a.statusCode);
+    expect(codes.at(-1)).toBe(200);
+    expect(codes.slice(0, -1).every((c: number) => c === 429 || c === 503)).toBe(true);
+  });
+});
