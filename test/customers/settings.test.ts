@@ -25,6 +25,7 @@ describe('settings', () => {
       taxRate: 0,
       currency: 'USD',
       paymentTermsDays: 30,
+      visitHorizonDays: 56,
       billApprovalThreshold: null,
       companyName: null,
       companyEmail: null,

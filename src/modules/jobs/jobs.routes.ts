@@ -25,11 +25,14 @@ import {
   setChecklistItem,
   updateJob,
 } from './jobs.service.js';
+import scheduleRoutes from './schedules/schedules.routes.js';
 
 export default async function jobRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['jobs'];
+  // Static /api/jobs/schedules paths win over /api/jobs/:id in Fastify's router.
+  await scheduleRoutes(fastify);
 
   app.get(
     '/api/jobs',

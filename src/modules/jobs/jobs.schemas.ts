@@ -3,6 +3,12 @@ import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '../../platform/schemas.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
+/** Local start time, HH:mm (24 h) in the organization's timezone. */
+export const StartTime = (description = 'Local start time, HH:mm (24 h) in the organization’s timezone') =>
+  Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description, examples: ['08:00'] });
+export const DurationMinutes = () =>
+  Type.Integer({ minimum: 1, maximum: 1440, description: 'Expected length, minutes (1..1440)' });
+
 const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
 export const JobStatusSchema = Type.Enum(JOB_STATUSES, {
@@ -31,6 +37,16 @@ export const Job = Type.Object(
     assignedTo: Type.Array(Type.String(), { description: 'Team member user ids' }),
     services: Type.Array(Type.String(), { description: 'Service names' }),
     notes: Nullable(Type.String({ description: 'Instructions for the crew' })),
+    startTime: Nullable(Type.String({ description: 'HH:mm in the organization’s timezone; null = any time' })),
+    startsAt: Nullable(DateTime('UTC instant of scheduledDate at startTime in the organization’s timezone')),
+    durationMinutes: Nullable(Type.Integer({ description: 'Expected length, minutes' })),
+    crewId: Nullable(Type.String({ description: 'The crew (GET /api/crew-tracking/crews)' })),
+    scheduleId: Nullable(Type.String({ description: 'The recurring schedule it came from; null for a one-off' })),
+    occurrenceDate: Nullable(
+      DateOnly('The schedule’s occurrence it was made for; null for a one-off (or a visit the schedule removed)'),
+    ),
+    reminderSentAt: Nullable(DateTime('When the customer was reminded; null until then')),
+    routeOrder: Nullable(Type.Integer({ description: 'Position in the crew’s day (POST /api/jobs/route/apply)' })),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
@@ -46,6 +62,14 @@ export const Job = Type.Object(
         assignedTo: [],
         services: ['Mowing', 'Edging'],
         notes: 'Bag the clippings',
+        startTime: '08:00',
+        startsAt: '2026-05-04T13:00:00.000Z',
+        durationMinutes: 45,
+        crewId: null,
+        scheduleId: null,
+        occurrenceDate: null,
+        reminderSentAt: null,
+        routeOrder: null,
         createdAt: '2026-04-28T12:30:00.000Z',
         updatedAt: '2026-04-28T12:30:00.000Z',
       },
@@ -123,6 +147,9 @@ export const CreateJobBody = Type.Object(
     draft: Type.Optional(
       Type.Boolean({ description: 'true: create as a draft (no event) to publish later with POST /publish' }),
     ),
+    startTime: Type.Optional(StartTime()),
+    durationMinutes: Type.Optional(DurationMinutes()),
+    crewId: Type.Optional(IdString('A crew (GET /api/crew-tracking/crews)')),
   },
   {
     additionalProperties: false,
@@ -152,11 +179,14 @@ export const UpdateJobBody = Type.Object(
     services: Type.Optional(Services),
     assignedTo: Type.Optional(AssignedTo),
     notes: Type.Optional(Nullable(Notes)),
+    startTime: Type.Optional(Nullable(StartTime())),
+    durationMinutes: Type.Optional(Nullable(DurationMinutes())),
+    crewId: Type.Optional(Nullable(IdString('A crew, or null'))),
   },
   {
     additionalProperties: false,
     description:
-      'Partial update. A completed or canceled job accepts only `notes`; a draft accepts every field but `status` (publish it instead).',
+      'Partial update. A visit of a schedule changed here keeps its changes when the schedule is edited later. A completed or canceled job accepts only `notes`; a draft accepts every field but `status` (publish it instead).',
   },
 );
 

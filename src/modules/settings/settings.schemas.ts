@@ -20,6 +20,11 @@ const fields = {
     maximum: 365,
     description: 'Default invoice due date = invoice date + this; default 30',
   }),
+  visitHorizonDays: Type.Integer({
+    minimum: 1,
+    maximum: 366,
+    description: 'Recurring schedules have their visits made this many days ahead (today included); default 56',
+  }),
   billApprovalThreshold: Nullable(Money('Vendor bills above this amount need approval; null = no approval step')),
   companyName: Text(200, 'Shown on documents and emails'),
   companyEmail: Nullable(

@@ -16,6 +16,8 @@ export interface OrgSettings {
   taxRate: number;
   currency: string;
   paymentTermsDays: number;
+  /** Days ahead that recurring schedules have their visits made (1..366). */
+  visitHorizonDays: number;
   billApprovalThresholdCents: number | null;
   companyName: string | null;
   companyEmail: string | null;
@@ -33,6 +35,7 @@ export const SETTINGS_DEFAULTS = {
   taxRate: 0,
   currency: 'USD',
   paymentTermsDays: 30,
+  visitHorizonDays: 56,
   billApprovalThresholdCents: null,
   companyName: null,
   companyEmail: null,
@@ -68,6 +71,7 @@ export function settingsView(s: OrgSettings) {
     taxRate: s.taxRate,
     currency: s.currency,
     paymentTermsDays: s.paymentTermsDays,
+    visitHorizonDays: s.visitHorizonDays,
     billApprovalThreshold: s.billApprovalThresholdCents === null ? null : fromCents(s.billApprovalThresholdCents),
     companyName: s.companyName,
     companyEmail: s.companyEmail,
@@ -101,7 +105,7 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     patch.billApprovalThresholdCents =
       input.billApprovalThreshold === null ? null : toCents(input.billApprovalThreshold, 'billApprovalThreshold');
   }
-  for (const key of ['taxRate', 'currency', 'paymentTermsDays'] as const) {
+  for (const key of ['taxRate', 'currency', 'paymentTermsDays', 'visitHorizonDays'] as const) {
     if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
   }
   for (const key of ['companyName', 'companyEmail', 'companyPhone', 'companyAddress'] as const) {
