@@ -19,7 +19,7 @@ import { type Recurrence, recurrence } from './recurrence.js';
 import { type ScheduleStatus, type ScheduleTrigger, scheduleMachine } from './schedules.states.js';
 import { makeVisits, removeVisits, rewriteVisits } from './schedules.visits.js';
 
-type ScheduleRow = typeof jobSchedules.$inferSelect;
+export type ScheduleRow = typeof jobSchedules.$inferSelect;
 
 /*
  * Recurring schedules (operations.md §9). Every change locks the schedule row, so
@@ -85,17 +85,19 @@ async function checkBilling(ctx: Ctx, b: BillingInput): Promise<ScheduleBilling>
   return { mode: 'installments', count: b.count, firstDate, every: 'month', ...(amountsCents ? { amountsCents } : {}) };
 }
 
-async function scheduleContext(ctx: Ctx) {
+/** Today and the horizon's last day, in the organization's timezone. */
+export async function scheduleContext(ctx: Ctx, now: Date = new Date()) {
   const settings = await getOrgSettings(ctx);
-  const today = todayIn(settings.timezone);
+  const today = todayIn(settings.timezone, now);
   return { timezone: settings.timezone, today, horizonEnd: addDays(today, settings.visitHorizonDays) };
 }
-type Window = Awaited<ReturnType<typeof scheduleContext>>;
+export type Window = Awaited<ReturnType<typeof scheduleContext>>;
 
-const ruleOf = (r: Pick<ScheduleRow, 'rrule' | 'startDate' | 'endDate'>) => recurrence(r.rrule, r.startDate, r.endDate);
+export const ruleOf = (r: Pick<ScheduleRow, 'rrule' | 'startDate' | 'endDate'>) =>
+  recurrence(r.rrule, r.startDate, r.endDate);
 
-/** The visits an active schedule should have from today to the horizon. */
-function plannedDates(rule: Recurrence, r: ScheduleRow, w: Window, from = w.today): string[] {
+/** The visits an active schedule should have from `from` (default today) to the horizon. */
+export function plannedDates(rule: Recurrence, r: ScheduleRow, w: Window, from = w.today): string[] {
   const start = [from, w.today, r.startDate].sort().at(-1) as string;
   return rule.between(start, w.horizonEnd);
 }
