@@ -407,3 +407,43 @@ export async function skipOccurrence(ctx: Ctx, id: string, body: { date: string 
   }
   return getJob(ctx, visit.id);
 }
+
+/*
+ * A contract's schedule follows the contract (operations.md §9). The contracts module
+ * calls these in the transaction that moves the contract, so both commit together.
+ */
+
+async function scheduleOfContract(ctx: Ctx, contractId: string): Promise<ScheduleRow | undefined> {
+  const [row] = await ctx.tx
+    .select()
+    .from(jobSchedules)
+    .where(and(eq(jobSchedules.organizationId, ctx.organizationId), eq(jobSchedules.contractId, contractId)))
+    .for('update');
+  return row;
+}
+
+/** The contract became active: its paused schedule resumes and makes its visits. */
+export async function followContractActivation(ctx: Ctx, contractId: string, now: Date = new Date()) {
+  const r = await scheduleOfContract(ctx, contractId);
+  if (!r || !canTake(scheduleMachine, r.status as ScheduleStatus, 'resume')) return;
+  const w = await scheduleContext(ctx, now);
+  const updated = await saveSchedule(ctx, r.id, {
+    status: take(scheduleMachine, r.status as ScheduleStatus, 'resume'),
+  });
+  await fillHorizon(ctx, updated, w);
+}
+
+/**
+ * The contract expired or was canceled: its schedule ends, and its visits not
+ * started from today on are canceled (the term is over, or called off).
+ */
+export async function followContractEnd(ctx: Ctx, contractId: string, now: Date = new Date()) {
+  const r = await scheduleOfContract(ctx, contractId);
+  if (!r || !canTake(scheduleMachine, r.status as ScheduleStatus, 'end')) return;
+  const w = await scheduleContext(ctx, now);
+  const yesterday = addDays(w.today, -1);
+  const last = [yesterday, r.startDate].sort()[1] as string;
+  const endDate = r.endDate !== null && r.endDate < last ? r.endDate : last;
+  await saveSchedule(ctx, r.id, { status: take(scheduleMachine, r.status as ScheduleStatus, 'end'), endDate });
+  await removeVisits(ctx, r.id, w.today, sql`TRUE`);
+}
