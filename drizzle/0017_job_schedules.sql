@@ -54,4 +54,5 @@ ALTER TABLE "jobs" ADD COLUMN "route_order" integer;--> statement-breakpoint
 ALTER TABLE "jobs" ADD COLUMN "hand_edited_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_crew_id_crews_id_fk" FOREIGN KEY ("crew_id") REFERENCES "public"."crews"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_schedule_id_job_schedules_id_fk" FOREIGN KEY ("schedule_id") REFERENCES "public"."job_schedules"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
-CREATE UNIQUE INDEX "jobs_schedule_occurrence_uq" ON "jobs" USING btree ("schedule_id","occurrence_date");
+CREATE UNIQUE INDEX "jobs_schedule_occurrence_uq" ON "jobs" USING btree ("schedule_id","occurrence_date");;--> statement-breakpoint
+CREATE INDEX "jobs_reminder_due_idx" ON "jobs" USING btree ("scheduled_date") WHERE reminder_sent_at IS NULL AND status = 'scheduled';

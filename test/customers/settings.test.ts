@@ -26,6 +26,7 @@ describe('settings', () => {
       currency: 'USD',
       paymentTermsDays: 30,
       visitHorizonDays: 56,
+      visitReminderHours: null,
       billApprovalThreshold: null,
       companyName: null,
       companyEmail: null,

@@ -7319,6 +7319,7 @@ export interface operations {
                             paymentTermsDays: number;
                             /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
                             visitHorizonDays: number;
+                            visitReminderHours: number | null;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;
@@ -7364,6 +7365,7 @@ export interface operations {
                     paymentTermsDays?: number;
                     /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
                     visitHorizonDays?: number;
+                    visitReminderHours?: number | null;
                     billApprovalThreshold?: number | null;
                     companyName?: string | null;
                     companyEmail?: string | null;
@@ -7396,6 +7398,7 @@ export interface operations {
                             paymentTermsDays: number;
                             /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
                             visitHorizonDays: number;
+                            visitReminderHours: number | null;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;

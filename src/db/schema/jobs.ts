@@ -61,6 +61,8 @@ export const jobs = pgTable(
   (t) => [
     // One visit per schedule and occurrence: concurrent generators meet here (ON CONFLICT DO NOTHING).
     uniqueIndex('jobs_schedule_occurrence_uq').on(t.scheduleId, t.occurrenceDate),
+    // The reminder worker's scan: visits not reminded yet, by date.
+    index('jobs_reminder_due_idx').on(t.scheduledDate).where(sql`reminder_sent_at IS NULL AND status = 'scheduled'`),
     // The list's default order and the calendar's date range both walk this index.
     index('jobs_org_date_idx').on(t.organizationId, t.scheduledDate, t.createdAt, t.id),
     index('jobs_org_status_date_idx').on(t.organizationId, t.status, t.scheduledDate, t.createdAt, t.id),

@@ -25,6 +25,13 @@ const fields = {
     maximum: 366,
     description: 'Recurring schedules have their visits made this many days ahead (today included); default 56',
   }),
+  visitReminderHours: Nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: 168,
+      description: 'Mail the customer this many hours before a visit (its startTime, or 08:00); null = no reminders',
+    }),
+  ),
   billApprovalThreshold: Nullable(Money('Vendor bills above this amount need approval; null = no approval step')),
   companyName: Text(200, 'Shown on documents and emails'),
   companyEmail: Nullable(

@@ -18,6 +18,8 @@ export interface OrgSettings {
   paymentTermsDays: number;
   /** Days ahead that recurring schedules have their visits made (1..366). */
   visitHorizonDays: number;
+  /** Hours before a visit that the customer is mailed a reminder; null = off. */
+  visitReminderHours: number | null;
   billApprovalThresholdCents: number | null;
   companyName: string | null;
   companyEmail: string | null;
@@ -36,6 +38,7 @@ export const SETTINGS_DEFAULTS = {
   currency: 'USD',
   paymentTermsDays: 30,
   visitHorizonDays: 56,
+  visitReminderHours: null,
   billApprovalThresholdCents: null,
   companyName: null,
   companyEmail: null,
@@ -72,6 +75,7 @@ export function settingsView(s: OrgSettings) {
     currency: s.currency,
     paymentTermsDays: s.paymentTermsDays,
     visitHorizonDays: s.visitHorizonDays,
+    visitReminderHours: s.visitReminderHours,
     billApprovalThreshold: s.billApprovalThresholdCents === null ? null : fromCents(s.billApprovalThresholdCents),
     companyName: s.companyName,
     companyEmail: s.companyEmail,
@@ -105,7 +109,7 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     patch.billApprovalThresholdCents =
       input.billApprovalThreshold === null ? null : toCents(input.billApprovalThreshold, 'billApprovalThreshold');
   }
-  for (const key of ['taxRate', 'currency', 'paymentTermsDays', 'visitHorizonDays'] as const) {
+  for (const key of ['taxRate', 'currency', 'paymentTermsDays', 'visitHorizonDays', 'visitReminderHours'] as const) {
     if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
   }
   for (const key of ['companyName', 'companyEmail', 'companyPhone', 'companyAddress'] as const) {
