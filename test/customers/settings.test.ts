@@ -27,6 +27,7 @@ describe('settings', () => {
       paymentTermsDays: 30,
       visitHorizonDays: 56,
       visitReminderHours: null,
+      depot: null,
       billApprovalThreshold: null,
       companyName: null,
       companyEmail: null,

@@ -1,7 +1,7 @@
 import { createCustomer } from '../factories.js';
 import { routeSecuritySuite } from '../security.js';
 
-routeSecuritySuite('job schedules', async (h, owner) => {
+routeSecuritySuite('job schedules and day routes', async (h, owner) => {
   const customer = await createCustomer(h, owner);
   const body = {
     customerId: customer.id,
@@ -13,7 +13,10 @@ routeSecuritySuite('job schedules', async (h, owner) => {
   const schedule = (await owner.call('POST', '/api/jobs/schedules', body)).json().data;
   const paused = (await owner.call('POST', '/api/jobs/schedules', body)).json().data;
   await owner.call('POST', `/api/jobs/schedules/${paused.id}/pause`);
+  const crew = (await owner.call('POST', '/api/crew-tracking/crews', { name: 'North' })).json().data;
   return [
+    { method: 'GET', url: `/api/jobs/route?date=2026-05-05&crewId=${crew.id}` },
+    { method: 'POST', url: `/api/jobs/route/apply?date=2026-05-05&crewId=${crew.id}` },
     { method: 'GET', url: '/api/jobs/schedules' },
     { method: 'POST', url: '/api/jobs/schedules', body },
     { method: 'GET', url: `/api/jobs/schedules/${schedule.id}`, crossTenant: true },

@@ -1473,6 +1473,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/route": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A crew’s (or member’s) jobs of one day in a short driving order from the depot
+         * @description Give date and exactly one of crewId or assignedTo. The winter routes’ optimizer over the properties’ coordinates, from the organization’s depot setting; stops without coordinates go last. Nothing is stored (POST /api/jobs/route/apply stores it).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getJobDayRoute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/route/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store the day route’s order as each job’s routeOrder
+         * @description The same query as GET /api/jobs/route; answers the stored order.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["applyJobDayRoute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{id}": {
         parameters: {
             query?: never;
@@ -7320,6 +7364,10 @@ export interface operations {
                             /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
                             visitHorizonDays: number;
                             visitReminderHours: number | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;
@@ -7366,6 +7414,10 @@ export interface operations {
                     /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
                     visitHorizonDays?: number;
                     visitReminderHours?: number | null;
+                    depot?: {
+                        lat: number;
+                        lng: number;
+                    } | null;
                     billApprovalThreshold?: number | null;
                     companyName?: string | null;
                     companyEmail?: string | null;
@@ -7399,6 +7451,10 @@ export interface operations {
                             /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
                             visitHorizonDays: number;
                             visitReminderHours: number | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;
@@ -15577,6 +15633,159 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getJobDayRoute: {
+        parameters: {
+            query: {
+                /** @description The day. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone */
+                date: string;
+                /** @description The crew (or give assignedTo) */
+                crewId?: string;
+                /** @description A member user id (or give crewId) */
+                assignedTo?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "date": "2026-05-05",
+                         *       "stops": [
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *           "routeOrder": 1,
+                         *           "distanceKm": 3.2
+                         *         },
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKR",
+                         *           "routeOrder": 2,
+                         *           "distanceKm": 1.45
+                         *         }
+                         *       ],
+                         *       "distanceKm": 4.65
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            date: string;
+                            stops: {
+                                jobId: string;
+                                /** @description Position in the driving order, from 1 */
+                                routeOrder: number;
+                                /** @description Leg from the previous stop (the first from the depot; 0 without one or without coordinates) */
+                                distanceKm: number;
+                            }[];
+                            /** @description Σ legs, km, 2 decimals */
+                            distanceKm: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    applyJobDayRoute: {
+        parameters: {
+            query: {
+                /** @description The day. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone */
+                date: string;
+                /** @description The crew (or give assignedTo) */
+                crewId?: string;
+                /** @description A member user id (or give crewId) */
+                assignedTo?: string;
+            };
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "date": "2026-05-05",
+                         *       "stops": [
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *           "routeOrder": 1,
+                         *           "distanceKm": 3.2
+                         *         },
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKR",
+                         *           "routeOrder": 2,
+                         *           "distanceKm": 1.45
+                         *         }
+                         *       ],
+                         *       "distanceKm": 4.65
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            date: string;
+                            stops: {
+                                jobId: string;
+                                /** @description Position in the driving order, from 1 */
+                                routeOrder: number;
+                                /** @description Leg from the previous stop (the first from the depot; 0 without one or without coordinates) */
+                                distanceKm: number;
+                            }[];
+                            /** @description Σ legs, km, 2 decimals */
+                            distanceKm: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

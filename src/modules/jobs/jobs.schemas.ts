@@ -245,3 +245,47 @@ export const JobListResponse = Envelope(Type.Array(Job));
 export const CalendarResponse = Envelope(
   Type.Array(CalendarDay, { description: 'One entry per date that has jobs, ascending' }),
 );
+
+export const DayRouteQuery = Type.Object(
+  {
+    date: CalendarDateIn('The day'),
+    crewId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The crew (or give assignedTo)' })),
+    assignedTo: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'A member user id (or give crewId)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const DayRoute = Type.Object(
+  {
+    date: DateOnly(),
+    stops: Type.Array(
+      Type.Object(
+        {
+          jobId: Type.String(),
+          routeOrder: Type.Integer({ minimum: 1, description: 'Position in the driving order, from 1' }),
+          distanceKm: Type.Number({
+            description: 'Leg from the previous stop (the first from the depot; 0 without one or without coordinates)',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    distanceKm: Type.Number({ description: 'Σ legs, km, 2 decimals' }),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        date: '2026-05-05',
+        stops: [
+          { jobId: 'job_01JDYY909VFHTXJTQTNYRZYAKQ', routeOrder: 1, distanceKm: 3.2 },
+          { jobId: 'job_01JDYY909VFHTXJTQTNYRZYAKR', routeOrder: 2, distanceKm: 1.45 },
+        ],
+        distanceKm: 4.65,
+      },
+    ],
+  },
+);
+export const DayRouteResponse = Envelope(DayRoute);

@@ -20,6 +20,8 @@ export interface OrgSettings {
   visitHorizonDays: number;
   /** Hours before a visit that the customer is mailed a reminder; null = off. */
   visitReminderHours: number | null;
+  /** Where crews start their day: the first leg of a day route. */
+  depot: { lat: number; lng: number } | null;
   billApprovalThresholdCents: number | null;
   companyName: string | null;
   companyEmail: string | null;
@@ -39,6 +41,7 @@ export const SETTINGS_DEFAULTS = {
   paymentTermsDays: 30,
   visitHorizonDays: 56,
   visitReminderHours: null,
+  depot: null,
   billApprovalThresholdCents: null,
   companyName: null,
   companyEmail: null,
@@ -76,6 +79,7 @@ export function settingsView(s: OrgSettings) {
     paymentTermsDays: s.paymentTermsDays,
     visitHorizonDays: s.visitHorizonDays,
     visitReminderHours: s.visitReminderHours,
+    depot: s.depot,
     billApprovalThreshold: s.billApprovalThresholdCents === null ? null : fromCents(s.billApprovalThresholdCents),
     companyName: s.companyName,
     companyEmail: s.companyEmail,
@@ -109,7 +113,14 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     patch.billApprovalThresholdCents =
       input.billApprovalThreshold === null ? null : toCents(input.billApprovalThreshold, 'billApprovalThreshold');
   }
-  for (const key of ['taxRate', 'currency', 'paymentTermsDays', 'visitHorizonDays', 'visitReminderHours'] as const) {
+  for (const key of [
+    'taxRate',
+    'currency',
+    'paymentTermsDays',
+    'visitHorizonDays',
+    'visitReminderHours',
+    'depot',
+  ] as const) {
     if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
   }
   for (const key of ['companyName', 'companyEmail', 'companyPhone', 'companyAddress'] as const) {
