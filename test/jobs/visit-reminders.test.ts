@@ -42,7 +42,9 @@ describe('visit reminders', () => {
 
   it('sends nothing while visitReminderHours is off', async () => {
     const [first] = await visits();
-    expect(await sendVisitReminders(h.database.db, new Date((first?.startsAt as Date).getTime() - HOUR))).toBe(0);
+    expect(
+      await sendVisitReminders(h.database.db, new Date((first as { startsAt: Date }).startsAt.getTime() - HOUR)),
+    ).toBe(0);
   });
 
   it('mails the customer once, the day before, and sets reminderSentAt', async () => {
@@ -67,13 +69,15 @@ describe('visit reminders', () => {
     const [, second] = await visits();
     const skip = await owner.call('POST', `/api/jobs/schedules/${scheduleId}/skip`, { date: second?.occurrenceDate });
     expect(skip.statusCode).toBe(200);
-    expect(await sendVisitReminders(h.database.db, new Date((second?.startsAt as Date).getTime() - HOUR))).toBe(0);
+    expect(
+      await sendVisitReminders(h.database.db, new Date((second as { startsAt: Date }).startsAt.getTime() - HOUR)),
+    ).toBe(0);
     expect(await mailsOf(second?.id as string)).toHaveLength(0);
   });
 
   it('two workers at once remind a visit once', async () => {
     const [, , third] = await visits();
-    const at = new Date((third?.startsAt as Date).getTime() - 3 * HOUR);
+    const at = new Date((third as { startsAt: Date }).startsAt.getTime() - 3 * HOUR);
     const counts = await Promise.all([sendVisitReminders(h.database.db, at), sendVisitReminders(h.database.db, at)]);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(1);
     expect(await mailsOf(third?.id as string)).toHaveLength(1);
