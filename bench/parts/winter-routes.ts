@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { type OptimizeStop, optimizeRoute, pathKm } from '../../src/modules/winter-routes/winter-routes.optimize.js';
+import { type OptimizeStop, optimizeRoute, pathKm } from '../../src/platform/route-optimizer.js';
 import { type BenchPart, fmt, ratio } from '../lib.js';
 
 /*

@@ -4,6 +4,8 @@ import { billingTasks } from '../modules/billing/billing.tasks.js';
 import { contractLifecycleTask } from '../modules/contracts/contracts.lifecycle.js';
 import { crewTrackingTasks } from '../modules/crew-tracking/locations.tasks.js';
 import { exportTasks } from '../modules/exports/exports.tasks.js';
+import { visitReminderTask } from '../modules/jobs/schedules/reminders.tasks.js';
+import { scheduleHorizonTask } from '../modules/jobs/schedules/schedules.tasks.js';
 import { mailTask } from '../modules/mail/mail.tasks.js';
 import { paymentTasks } from '../modules/payments/payments.tasks.js';
 import { createWorkflowTask } from '../modules/workflows/workflows.tasks.js';
@@ -19,5 +21,7 @@ export const workerTasks: WorkerTask[] = [
   createWorkflowTask(),
   ...exportTasks,
   mailTask,
+  scheduleHorizonTask,
+  visitReminderTask,
   ...paymentTasks,
 ];

@@ -8,6 +8,7 @@ import { estimateMachine } from './estimates/estimates.transitions.js';
 import { exportMachine } from './exports/exports.states.js';
 import { invoiceMachine } from './invoices/invoices.transitions.js';
 import { jobMachine } from './jobs/jobs.states.js';
+import { scheduleMachine } from './jobs/schedules/schedules.states.js';
 import { mailMachine } from './mail/mail.states.js';
 import { intentMachine } from './payments/payment-intents.states.js';
 import { paymentMachine } from './payments/payments.states.js';
@@ -31,6 +32,7 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'customer', doc: 'docs/customers.md', machine: customerMachine },
   { name: 'equipment', doc: 'docs/crew-equipment.md', machine: equipmentMachine },
   { name: 'job', doc: 'docs/jobs-contracts.md', machine: jobMachine },
+  { name: 'schedule', doc: 'docs/jobs-contracts.md', machine: scheduleMachine },
   { name: 'contract', doc: 'docs/jobs-contracts.md', machine: contractMachine },
   { name: 'purchase order', doc: 'docs/purchasing.md', machine: poMachine },
   { name: 'bill', doc: 'docs/purchasing.md', machine: billMachine },

@@ -7,7 +7,7 @@ import {
   type Point,
   pathKm,
   roundKm,
-} from '../../src/modules/winter-routes/winter-routes.optimize.js';
+} from '../../src/platform/route-optimizer.js';
 
 const byId = (stops: OptimizeStop[]) => new Map(stops.map((s) => [s.id, s.point]));
 const lengthOf = (depot: Point | null, stops: OptimizeStop[], order: string[]) => {

@@ -1,7 +1,22 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  type AnyPgColumn,
+  bigint,
+  boolean,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { invoices } from './billing.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
+import { contracts } from './contracts.js';
+import { crews } from './crew-tracking.js';
 import { customers, properties } from './customers.js';
 
 /**
@@ -47,10 +62,28 @@ export const jobs = pgTable(
     totalCents: bigint('total_cents', { mode: 'number' }).notNull().default(0),
     /** The invoice that billed this job; null until billed (a deleted draft invoice frees it). */
     invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
+    /** HH:mm in the organization's timezone; null = any time that day. */
+    startTime: text('start_time'),
+    /** scheduled_date at start_time in the organization's timezone, as an instant (kept by SQL on write). */
+    startsAt: timestamp('starts_at', { withTimezone: true, mode: 'date' }),
+    durationMinutes: integer('duration_minutes'),
+    crewId: text('crew_id').references(() => crews.id, { onDelete: 'set null' }),
+    /** The schedule this visit came from (null for a one-off job). */
+    scheduleId: text('schedule_id').references((): AnyPgColumn => jobSchedules.id, { onDelete: 'set null' }),
+    /** The schedule's occurrence date it was made for; unique with schedule_id, so each visit is made once. */
+    occurrenceDate: date('occurrence_date', { mode: 'string' }),
+    reminderSentAt: timestamp('reminder_sent_at', { withTimezone: true, mode: 'date' }),
+    routeOrder: integer('route_order'),
+    /** Set when a visit is changed through /api/jobs/{id}: schedule edits then leave it alone. */
+    handEditedAt: timestamp('hand_edited_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    // One visit per schedule and occurrence: concurrent generators meet here (ON CONFLICT DO NOTHING).
+    uniqueIndex('jobs_schedule_occurrence_uq').on(t.scheduleId, t.occurrenceDate),
+    // The reminder worker's scan: visits not reminded yet, by date.
+    index('jobs_reminder_due_idx').on(t.scheduledDate).where(sql`reminder_sent_at IS NULL AND status = 'scheduled'`),
     // The list's default order and the calendar's date range both walk this index.
     index('jobs_org_date_idx').on(t.organizationId, t.scheduledDate, t.createdAt, t.id),
     index('jobs_org_status_date_idx').on(t.organizationId, t.status, t.scheduledDate, t.createdAt, t.id),
@@ -99,4 +132,79 @@ export const jobActivity = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index('job_activity_org_job_idx').on(t.organizationId, t.jobId, t.createdAt, t.id)],
+);
+
+/** A schedule's priced line as stored (cents), validated by the invoices' line pricing. */
+export interface ScheduleLine {
+  serviceId: string | null;
+  description: string;
+  quantity: number;
+  unitPriceCents: number;
+  taxable: boolean;
+  amountCents: number;
+}
+
+/** How a schedule's visits are billed (operations.md §9); validated, acted on by billing. */
+export type ScheduleBilling =
+  | { mode: 'per_visit'; autoSend?: boolean }
+  | { mode: 'batch'; autoSend?: boolean }
+  | { mode: 'installments'; amountsCents?: number[]; count: number; firstDate: string; every: 'month' }
+  | { mode: 'none' };
+
+/**
+ * Recurring visits (operations.md §9): an RFC 5545 rule over calendar dates in the
+ * organization's timezone. `generated_through` is the last date visits were made
+ * for, so the worker's daily pass finds the schedules that need more in one index scan.
+ */
+export const jobSchedules = pgTable(
+  'job_schedules',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id, { onDelete: 'cascade' }),
+    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    contractId: text('contract_id').references(() => contracts.id, { onDelete: 'set null' }),
+    title: text('title').notNull(),
+    rrule: text('rrule').notNull(),
+    startDate: date('start_date', { mode: 'string' }).notNull(),
+    endDate: date('end_date', { mode: 'string' }),
+    startTime: text('start_time'),
+    durationMinutes: integer('duration_minutes'),
+    assignedTo: text('assigned_to').array().notNull().default(sql`'{}'::text[]`),
+    crewId: text('crew_id').references(() => crews.id, { onDelete: 'set null' }),
+    lineItems: jsonb('line_items').$type<ScheduleLine[]>().notNull().default([]),
+    checklist: text('checklist').array().notNull().default(sql`'{}'::text[]`),
+    notes: text('notes'),
+    billing: jsonb('billing').$type<ScheduleBilling>().notNull(),
+    /** active | paused | ended */
+    status: text('status').notNull(),
+    generatedThrough: date('generated_through', { mode: 'string' }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('job_schedules_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('job_schedules_org_customer_created_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
+    index('job_schedules_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
+    uniqueIndex('job_schedules_contract_uq').on(t.organizationId, t.contractId).where(sql`contract_id IS NOT NULL`),
+    index('job_schedules_due_idx').on(t.generatedThrough).where(sql`status = 'active'`),
+  ],
+);
+
+/** Occurrences never to be made (again): skipped, or whose visit was deleted. */
+export const jobScheduleSkips = pgTable(
+  'job_schedule_skips',
+  {
+    organizationId: organizationId(),
+    scheduleId: text('schedule_id')
+      .notNull()
+      .references(() => jobSchedules.id, { onDelete: 'cascade' }),
+    occurrenceDate: date('occurrence_date', { mode: 'string' }).notNull(),
+    /** skipped | deleted */
+    reason: text('reason').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ name: 'job_schedule_skips_pk', columns: [t.scheduleId, t.occurrenceDate] })],
 );

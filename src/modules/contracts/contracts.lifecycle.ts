@@ -6,6 +6,7 @@ import { contracts } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { statesAccepting, take } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
+import { followContractActivation, followContractEnd } from '../jobs/schedules/schedules.service.js';
 import { recordContractActivity } from './contracts.service.js';
 import { type ContractStatus, contractMachine } from './contracts.states.js';
 
@@ -68,6 +69,9 @@ async function apply(db: Db, move: Move, now: Date): Promise<number> {
         )
         .returning({ id: contracts.id, startDate: contracts.startDate, endDate: contracts.endDate });
       for (const c of changed) {
+        // The contract's recurring schedule follows it in this same transaction.
+        if (move.trigger === 'activate') await followContractActivation(ctx, c.id, now);
+        else await followContractEnd(ctx, c.id, now);
         const description =
           move.trigger === 'activate'
             ? `Activated: term started${c.startDate ? ` ${c.startDate}` : ''}`

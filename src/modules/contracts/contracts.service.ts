@@ -13,6 +13,7 @@ import type { Ctx } from '../../platform/tenancy.js';
 import { findTemplate } from '../contract-templates/contract-templates.service.js';
 import { renderTemplate } from '../contract-templates/template-render.js';
 import { addressLine, customerName, requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { followContractEnd } from '../jobs/schedules/schedules.service.js';
 import { lastEmailOf, queueMail } from '../mail/mail.service.js';
 import { createPortalLink } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
@@ -469,6 +470,8 @@ export async function cancelContract(ctx: Ctx, id: string) {
     .where(byId(ctx, id))
     .returning();
   await recordContractActivity(ctx, id, 'canceled', `Canceled (was ${from})`);
+  // Its recurring schedule ends with it, in this transaction.
+  await followContractEnd(ctx, id, now);
   return contractDetail(ctx, row as ContractRow);
 }
 

@@ -3,13 +3,15 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
-
+import { applyDayRoute, dayRoute } from './jobs.route.js';
 import {
   CalendarQuery,
   CalendarResponse,
   ChecklistParams,
   ChecklistPatchBody,
   CreateJobBody,
+  DayRouteQuery,
+  DayRouteResponse,
   JobDetailResponse,
   JobListQuery,
   JobListResponse,
@@ -25,11 +27,14 @@ import {
   setChecklistItem,
   updateJob,
 } from './jobs.service.js';
+import scheduleRoutes from './schedules/schedules.routes.js';
 
 export default async function jobRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['jobs'];
+  // Static /api/jobs/schedules paths win over /api/jobs/:id in Fastify's router.
+  await scheduleRoutes(fastify);
 
   app.get(
     '/api/jobs',
@@ -64,6 +69,42 @@ export default async function jobRoutes(fastify: FastifyInstance) {
     async (request) => {
       return { data: await inRequestTenant(database.db, request, (ctx) => jobCalendar(ctx, request.query)) };
     },
+  );
+
+  app.get(
+    '/api/jobs/route',
+    {
+      schema: {
+        tags,
+        operationId: 'getJobDayRoute',
+        summary: 'A crew’s (or member’s) jobs of one day in a short driving order from the depot',
+        description:
+          'Give date and exactly one of crewId or assignedTo. The winter routes’ optimizer over the properties’ coordinates, from the organization’s depot setting; stops without coordinates go last. Nothing is stored (POST /api/jobs/route/apply stores it).',
+        querystring: DayRouteQuery,
+        response: { 200: DayRouteResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => dayRoute(ctx, request.query)),
+    }),
+  );
+
+  app.post(
+    '/api/jobs/route/apply',
+    {
+      schema: {
+        tags,
+        operationId: 'applyJobDayRoute',
+        summary: 'Store the day route’s order as each job’s routeOrder',
+        description: 'The same query as GET /api/jobs/route; answers the stored order.',
+        querystring: DayRouteQuery,
+        body: EmptyBody,
+        response: { 200: DayRouteResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => applyDayRoute(ctx, request.query)),
+    }),
   );
 
   app.get(

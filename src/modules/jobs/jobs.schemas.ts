@@ -4,6 +4,12 @@ import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '..
 import { JobLineItem, JobLineItemsInput } from './jobs.lines.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
+/** Local start time, HH:mm (24 h) in the organization's timezone. */
+export const StartTime = (description = 'Local start time, HH:mm (24 h) in the organization’s timezone') =>
+  Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description, examples: ['08:00'] });
+export const DurationMinutes = () =>
+  Type.Integer({ minimum: 1, maximum: 1440, description: 'Expected length, minutes (1..1440)' });
+
 const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
 export const JobStatusSchema = Type.Enum(JOB_STATUSES, {
@@ -35,6 +41,16 @@ export const Job = Type.Object(
     lineItems: Type.Array(JobLineItem, { description: 'Priced lines, in order ([] when the job is not priced)' }),
     total: Type.Number({ description: 'Σ line amounts (no tax: the invoice adds it); 0 without lines' }),
     invoiceId: Nullable(Type.String({ description: 'The invoice that billed this job; null until billed' })),
+    startTime: Nullable(Type.String({ description: 'HH:mm in the organization’s timezone; null = any time' })),
+    startsAt: Nullable(DateTime('UTC instant of scheduledDate at startTime in the organization’s timezone')),
+    durationMinutes: Nullable(Type.Integer({ description: 'Expected length, minutes' })),
+    crewId: Nullable(Type.String({ description: 'The crew (GET /api/crew-tracking/crews)' })),
+    scheduleId: Nullable(Type.String({ description: 'The recurring schedule it came from; null for a one-off' })),
+    occurrenceDate: Nullable(
+      DateOnly('The schedule’s occurrence it was made for; null for a one-off (or a visit the schedule removed)'),
+    ),
+    reminderSentAt: Nullable(DateTime('When the customer was reminded; null until then')),
+    routeOrder: Nullable(Type.Integer({ description: 'Position in the crew’s day (POST /api/jobs/route/apply)' })),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
@@ -63,6 +79,14 @@ export const Job = Type.Object(
         ],
         total: 60,
         invoiceId: null,
+        startTime: '08:00',
+        startsAt: '2026-05-04T13:00:00.000Z',
+        durationMinutes: 45,
+        crewId: null,
+        scheduleId: null,
+        occurrenceDate: null,
+        reminderSentAt: null,
+        routeOrder: null,
         createdAt: '2026-04-28T12:30:00.000Z',
         updatedAt: '2026-04-28T12:30:00.000Z',
       },
@@ -141,6 +165,9 @@ export const CreateJobBody = Type.Object(
       Type.Boolean({ description: 'true: create as a draft (no event) to publish later with POST /publish' }),
     ),
     lineItems: Type.Optional(JobLineItemsInput),
+    startTime: Type.Optional(StartTime()),
+    durationMinutes: Type.Optional(DurationMinutes()),
+    crewId: Type.Optional(IdString('A crew (GET /api/crew-tracking/crews)')),
   },
   {
     additionalProperties: false,
@@ -175,11 +202,14 @@ export const UpdateJobBody = Type.Object(
     assignedTo: Type.Optional(AssignedTo),
     notes: Type.Optional(Nullable(Notes)),
     lineItems: Type.Optional(JobLineItemsInput),
+    startTime: Type.Optional(Nullable(StartTime())),
+    durationMinutes: Type.Optional(Nullable(DurationMinutes())),
+    crewId: Type.Optional(Nullable(IdString('A crew, or null'))),
   },
   {
     additionalProperties: false,
     description:
-      'Partial update. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line.',
+      'Partial update. A visit of a schedule changed here keeps its changes when the schedule is edited later. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line.',
   },
 );
 
@@ -238,3 +268,47 @@ export const JobListResponse = Envelope(Type.Array(Job));
 export const CalendarResponse = Envelope(
   Type.Array(CalendarDay, { description: 'One entry per date that has jobs, ascending' }),
 );
+
+export const DayRouteQuery = Type.Object(
+  {
+    date: CalendarDateIn('The day'),
+    crewId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The crew (or give assignedTo)' })),
+    assignedTo: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'A member user id (or give crewId)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const DayRoute = Type.Object(
+  {
+    date: DateOnly(),
+    stops: Type.Array(
+      Type.Object(
+        {
+          jobId: Type.String(),
+          routeOrder: Type.Integer({ minimum: 1, description: 'Position in the driving order, from 1' }),
+          distanceKm: Type.Number({
+            description: 'Leg from the previous stop (the first from the depot; 0 without one or without coordinates)',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    distanceKm: Type.Number({ description: 'Σ legs, km, 2 decimals' }),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        date: '2026-05-05',
+        stops: [
+          { jobId: 'job_01JDYY909VFHTXJTQTNYRZYAKQ', routeOrder: 1, distanceKm: 3.2 },
+          { jobId: 'job_01JDYY909VFHTXJTQTNYRZYAKR', routeOrder: 2, distanceKm: 1.45 },
+        ],
+        distanceKm: 4.65,
+      },
+    ],
+  },
+);
+export const DayRouteResponse = Envelope(DayRoute);

@@ -1,5 +1,12 @@
 import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
-import { jobActivity, jobChecklistItems, jobs, members, type StoredJobLine } from '../../db/schema/index.js';
+import {
+  jobActivity,
+  jobChecklistItems,
+  jobScheduleSkips,
+  jobs,
+  members,
+  type StoredJobLine,
+} from '../../db/schema/index.js';
 import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
@@ -10,11 +17,13 @@ import type { Page } from '../../platform/pagination.js';
 import { canTake, finalStates, next, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { LineItemInputT } from '../billing/line-items.js';
+import { requireCrew } from '../crew-tracking/crew-tracking.refs.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
 import { jobLineView, type PricedJobLines, priceJobLines } from './jobs.lines.js';
 import { JOB_TRIGGER_TO, type JobStatus, jobMachine, specificJobEvent } from './jobs.states.js';
+import { startsAtSql } from './jobs.times.js';
 
 type JobRow = typeof jobs.$inferSelect;
 
@@ -34,6 +43,14 @@ export function jobView(r: JobRow) {
     lineItems: r.lineItems.map(jobLineView),
     total: fromCents(r.totalCents),
     invoiceId: r.invoiceId,
+    startTime: r.startTime,
+    startsAt: r.startsAt,
+    durationMinutes: r.durationMinutes,
+    crewId: r.crewId,
+    scheduleId: r.scheduleId,
+    occurrenceDate: r.occurrenceDate,
+    reminderSentAt: r.reminderSentAt,
+    routeOrder: r.routeOrder,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -62,7 +79,7 @@ async function record(ctx: Ctx, jobId: string, type: string, message: string) {
 }
 
 /** Every id must be a member (user id) of this organization, else 400 on `assignedTo`. */
-async function requireMembers(ctx: Ctx, ids: string[]) {
+export async function requireMembers(ctx: Ctx, ids: string[]) {
   if (ids.length === 0) return;
   const rows = await ctx.tx
     .select({ userId: members.userId })
@@ -84,7 +101,7 @@ async function lockJob(ctx: Ctx, id: string): Promise<JobRow> {
   return row;
 }
 
-async function emitTransition(ctx: Ctx, job: JobRow, from: JobStatus, to: JobStatus) {
+export async function emitTransition(ctx: Ctx, job: JobRow, from: JobStatus, to: JobStatus) {
   const data = { jobId: job.id, job: jobView(job), oldStatus: from.toUpperCase(), newStatus: to.toUpperCase() };
   const specific = specificJobEvent(to);
   if (specific) await emit(ctx, specific, data);
@@ -101,6 +118,9 @@ export interface CreateJobInput {
   checklist?: string[] | undefined;
   draft?: boolean | undefined;
   lineItems?: LineItemInputT[] | undefined;
+  startTime?: string | undefined;
+  durationMinutes?: number | undefined;
+  crewId?: string | undefined;
 }
 
 export async function createJob(ctx: Ctx, body: CreateJobInput) {
@@ -124,6 +144,8 @@ async function insertJob(ctx: Ctx, input: CreateJobInput, priced: PricedJobLines
   if (input.propertyId !== undefined) await requireProperty(ctx, input.customerId, input.propertyId);
   const assignedTo = input.assignedTo ?? [];
   await requireMembers(ctx, assignedTo);
+  if (input.crewId !== undefined) await requireCrew(ctx, input.crewId);
+  const startsAt = input.startTime ? startsAtSql(input.scheduledDate, input.startTime, await orgTimezone(ctx)) : null;
 
   // A job created without `draft` is a draft published at once.
   const status: JobStatus = input.draft ? 'draft' : take(jobMachine, 'draft', 'publish');
@@ -142,6 +164,10 @@ async function insertJob(ctx: Ctx, input: CreateJobInput, priced: PricedJobLines
       notes: input.notes ?? null,
       lineItems: priced.lineItems,
       totalCents: priced.totalCents,
+      startTime: input.startTime ?? null,
+      startsAt,
+      durationMinutes: input.durationMinutes ?? null,
+      crewId: input.crewId ?? null,
       createdAt: now,
       updatedAt: now,
     })
@@ -290,6 +316,9 @@ export interface UpdateJobInput {
   assignedTo?: string[] | undefined;
   notes?: string | null | undefined;
   lineItems?: LineItemInputT[] | undefined;
+  startTime?: string | null | undefined;
+  durationMinutes?: number | null | undefined;
+  crewId?: string | null | undefined;
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -330,8 +359,9 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   if (input.propertyId) await requireProperty(ctx, job.customerId, input.propertyId);
   if (input.assignedTo) await requireMembers(ctx, input.assignedTo);
   const priced = input.lineItems ? await priceJobLines(ctx, input.lineItems) : undefined;
+  if (input.crewId) await requireCrew(ctx, input.crewId);
 
-  const patch: Partial<JobRow> = {};
+  const patch: Partial<Omit<JobRow, 'startsAt'>> & { startsAt?: JobRow['startsAt'] | SQL } = {};
   const entries: Array<[string, string]> = [];
   if (input.scheduledDate !== undefined && input.scheduledDate !== job.scheduledDate) {
     patch.scheduledDate = input.scheduledDate;
@@ -364,6 +394,26 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
       'updated',
       `Lines set: ${priced.lineItems.length}, total ${fromCents(priced.totalCents).toFixed(2)}`,
     ]);
+  }
+  if (input.startTime !== undefined && input.startTime !== job.startTime) {
+    patch.startTime = input.startTime;
+    entries.push(['updated', input.startTime === null ? 'Start time removed' : `Start time set to ${input.startTime}`]);
+  }
+  if (input.durationMinutes !== undefined && input.durationMinutes !== job.durationMinutes) {
+    patch.durationMinutes = input.durationMinutes;
+    entries.push(['updated', `Duration set to ${input.durationMinutes ?? '(none)'}`]);
+  }
+  if (input.crewId !== undefined && input.crewId !== job.crewId) {
+    patch.crewId = input.crewId;
+    entries.push(['assigned', input.crewId === null ? 'Crew removed' : `Crew set to ${input.crewId}`]);
+  }
+  if (patch.scheduledDate !== undefined || patch.startTime !== undefined) {
+    const startTime = patch.startTime === undefined ? job.startTime : patch.startTime;
+    patch.startsAt = startsAtSql(patch.scheduledDate ?? job.scheduledDate, startTime, await orgTimezone(ctx));
+  }
+  // A visit changed by hand keeps its changes when its schedule is edited later (operations.md §9).
+  if (job.scheduleId !== null && entries.some(([type]) => type !== 'status_changed')) {
+    patch.handEditedAt = new Date();
   }
   if (to !== undefined) {
     patch.status = to;
@@ -402,6 +452,18 @@ export async function deleteJob(ctx: Ctx, id: string) {
   const job = await lockJob(ctx, id);
   if (job.status === 'completed') {
     throw invalidState('A completed job is kept as a record; set status canceled instead of deleting');
+  }
+  // A deleted visit's occurrence is never made again: its tombstone outlives the row.
+  if (job.scheduleId !== null && job.occurrenceDate !== null) {
+    await ctx.tx
+      .insert(jobScheduleSkips)
+      .values({
+        organizationId: ctx.organizationId,
+        scheduleId: job.scheduleId,
+        occurrenceDate: job.occurrenceDate,
+        reason: 'deleted',
+      })
+      .onConflictDoNothing();
   }
   await ctx.tx.delete(jobs).where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
 }

@@ -13,7 +13,14 @@ import type { MailStatus } from './mail.states.js';
  */
 
 /** What a mail is about; `workflow`: an email action of a workflow run (its workflow's id). */
-export type MailDocumentType = 'invoice' | 'estimate' | 'contract' | 'purchase_order' | 'invitation' | 'workflow';
+export type MailDocumentType =
+  | 'invoice'
+  | 'estimate'
+  | 'contract'
+  | 'purchase_order'
+  | 'invitation'
+  | 'workflow'
+  | 'job';
 export type { MailStatus };
 
 export interface QueuedMail {

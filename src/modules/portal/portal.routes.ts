@@ -2,9 +2,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../platform/errors.js';
-import { Envelope } from '../../platform/schemas.js';
+import { DateOnly, DateTime, Envelope, Nullable } from '../../platform/schemas.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
+import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
 import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schemas.js';
 import { payFromPortal } from '../payments/payment-intents.service.js';
 import { stripeDeps } from '../payments/stripe-client.js';
@@ -17,6 +18,21 @@ const PortalDocument = Envelope(
     type: Type.Union([Type.Literal('invoice'), Type.Literal('estimate'), Type.Literal('contract')]),
     document: Type.Object({}, { additionalProperties: true, description: 'The document in its REST shape' }),
   }),
+);
+const PortalVisitsResponse = Envelope(
+  Type.Array(
+    Type.Object(
+      {
+        id: Type.String(),
+        scheduledDate: DateOnly(),
+        startTime: Nullable(Type.String({ description: 'HH:mm local' })),
+        startsAt: Nullable(DateTime()),
+        status: Type.String(),
+        services: Type.Array(Type.String()),
+      },
+      { additionalProperties: false },
+    ),
+  ),
 );
 const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
 const ActionParams = Type.Object({
@@ -78,6 +94,31 @@ export default async function portalRoutes(fastify: FastifyInstance) {
         handler.view(ctx, target.documentId, meta(request.ip, request.headers['user-agent'])),
       );
       return { data: { type: target.documentType, document } };
+    },
+  );
+
+  app.get(
+    '/api/portal/:token/visits',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        operationId: 'getPortalVisits',
+        summary: 'The customer’s upcoming visits (a contract or invoice link), at most 100, soonest first',
+        description: 'Visits still to come from today in the organization’s timezone; another link type → 404.',
+        security: [],
+        params: TokenParams,
+        response: { 200: PortalVisitsResponse },
+      },
+    },
+    async (request) => {
+      const target = await resolvePortalToken(database.db, request.params.token);
+      const actor = { kind: 'portal' as const, id: target.tokenId, role: 'member' as const };
+      return {
+        data: await inTenant(database.db, target.organizationId, actor, (ctx) =>
+          upcomingVisitsOf(ctx, target.documentType, target.documentId),
+        ),
+      };
     },
   );
 

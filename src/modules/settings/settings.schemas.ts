@@ -20,6 +20,27 @@ const fields = {
     maximum: 365,
     description: 'Default invoice due date = invoice date + this; default 30',
   }),
+  visitHorizonDays: Type.Integer({
+    minimum: 1,
+    maximum: 366,
+    description: 'Recurring schedules have their visits made this many days ahead (today included); default 56',
+  }),
+  visitReminderHours: Nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: 168,
+      description: 'Mail the customer this many hours before a visit (its startTime, or 08:00); null = no reminders',
+    }),
+  ),
+  depot: Nullable(
+    Type.Object(
+      {
+        lat: Type.Number({ minimum: -90, maximum: 90 }),
+        lng: Type.Number({ minimum: -180, maximum: 180 }),
+      },
+      { additionalProperties: false, description: 'Where crews start their day (GET /api/jobs/route); null = none' },
+    ),
+  ),
   billApprovalThreshold: Nullable(Money('Vendor bills above this amount need approval; null = no approval step')),
   companyName: Text(200, 'Shown on documents and emails'),
   companyEmail: Nullable(

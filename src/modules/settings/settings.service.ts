@@ -16,6 +16,12 @@ export interface OrgSettings {
   taxRate: number;
   currency: string;
   paymentTermsDays: number;
+  /** Days ahead that recurring schedules have their visits made (1..366). */
+  visitHorizonDays: number;
+  /** Hours before a visit that the customer is mailed a reminder; null = off. */
+  visitReminderHours: number | null;
+  /** Where crews start their day: the first leg of a day route. */
+  depot: { lat: number; lng: number } | null;
   billApprovalThresholdCents: number | null;
   companyName: string | null;
   companyEmail: string | null;
@@ -35,6 +41,9 @@ export const SETTINGS_DEFAULTS = {
   taxRate: 0,
   currency: 'USD',
   paymentTermsDays: 30,
+  visitHorizonDays: 56,
+  visitReminderHours: null,
+  depot: null,
   billApprovalThresholdCents: null,
   companyName: null,
   companyEmail: null,
@@ -71,6 +80,9 @@ export function settingsView(s: OrgSettings) {
     taxRate: s.taxRate,
     currency: s.currency,
     paymentTermsDays: s.paymentTermsDays,
+    visitHorizonDays: s.visitHorizonDays,
+    visitReminderHours: s.visitReminderHours,
+    depot: s.depot,
     billApprovalThreshold: s.billApprovalThresholdCents === null ? null : fromCents(s.billApprovalThresholdCents),
     companyName: s.companyName,
     companyEmail: s.companyEmail,
@@ -105,7 +117,14 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     patch.billApprovalThresholdCents =
       input.billApprovalThreshold === null ? null : toCents(input.billApprovalThreshold, 'billApprovalThreshold');
   }
-  for (const key of ['taxRate', 'currency', 'paymentTermsDays'] as const) {
+  for (const key of [
+    'taxRate',
+    'currency',
+    'paymentTermsDays',
+    'visitHorizonDays',
+    'visitReminderHours',
+    'depot',
+  ] as const) {
     if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
   }
   for (const key of [

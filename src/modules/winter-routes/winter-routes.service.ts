@@ -5,10 +5,10 @@ import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { optimizeRoute, roundKm } from '../../platform/route-optimizer.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { requireCrew } from '../crew-tracking/crew-tracking.refs.js';
 import { liveProperties, requireProperties } from '../customers/customers.refs.js';
-import { optimizeRoute, roundKm } from './winter-routes.optimize.js';
 import type {
   BillingMode,
   CreateRouteInput,

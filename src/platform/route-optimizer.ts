@@ -1,5 +1,5 @@
 /*
- * Route optimization (operations.md §6), a pure function: great-circle (haversine)
+ * Route optimization (operations.md §6 winter routes, §9 a crew's day), one pure function shared by both: great-circle (haversine)
  * distances, an open path from the depot (no return; without a depot the path starts
  * at its first stop), nearest neighbour then 2-opt, deterministic, never longer than
  * the order it was given. Stops without coordinates keep their relative order at the end.

@@ -1,0 +1,94 @@
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { WorkerTask } from '../../../background/runner.js';
+import type { Db } from '../../../db/client.js';
+import { rowsOf } from '../../../db/client.js';
+import { jobSchedules } from '../../../db/schema/index.js';
+import { asPlatform } from '../../../platform/cross-tenant.js';
+import { addDays } from '../../../platform/dates.js';
+import { inTenant, systemActor } from '../../../platform/tenancy.js';
+import { SETTINGS_DEFAULTS } from '../../settings/settings.service.js';
+import { plannedDates, ruleOf, type ScheduleRow, scheduleContext } from './schedules.service.js';
+import { makeVisits } from './schedules.visits.js';
+
+const SYSTEM = systemActor('schedule-horizon');
+const BATCH = 500;
+
+/**
+ * Active schedules whose visits do not reach their organization's horizon yet
+ * (today + visitHorizonDays in its timezone), across organizations, in one
+ * statement: when every schedule is current this is the whole daily pass.
+ */
+async function dueSchedules(db: Db, now: Date, limit: number) {
+  const today = sql`(${now.toISOString()}::timestamptz AT TIME ZONE o.timezone)::date`;
+  const horizon = sql`COALESCE((o.settings->>'visitHorizonDays')::int, ${SETTINGS_DEFAULTS.visitHorizonDays})`;
+  return rowsOf<{ id: string; organization_id: string }>(
+    await asPlatform(db, (tx) =>
+      tx.execute(sql`
+        SELECT s.id, s.organization_id FROM job_schedules s
+        JOIN organizations o ON o.id = s.organization_id
+        WHERE s.status = 'active'
+          AND (s.generated_through IS NULL OR s.generated_through < ${today} + ${horizon})
+          AND (s.end_date IS NULL OR s.generated_through IS NULL OR s.generated_through < s.end_date)
+        ORDER BY s.generated_through NULLS FIRST, s.id
+        LIMIT ${limit}`),
+    ),
+  );
+}
+
+/**
+ * Extends the visits of due schedules to the horizon: per organization, the batch's
+ * schedules are claimed with FOR UPDATE SKIP LOCKED (another worker takes the
+ * others), their visits made in one statement and their mark moved in another, so
+ * a batch costs the same few statements whatever its size. The unique visit key
+ * keeps this exact even if two passes overlap. Returns the schedules handled.
+ */
+export async function extendScheduleHorizons(db: Db, now: Date = new Date(), limit = BATCH): Promise<number> {
+  const due = await dueSchedules(db, now, limit);
+  const byOrg = new Map<string, string[]>();
+  for (const r of due) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), r.id]);
+  let handled = 0;
+  for (const [organizationId, ids] of byOrg) {
+    handled += await inTenant(db, organizationId, SYSTEM, async (ctx) => {
+      const w = await scheduleContext(ctx, now);
+      const claimed: ScheduleRow[] = await ctx.tx
+        .select()
+        .from(jobSchedules)
+        .where(
+          and(
+            eq(jobSchedules.organizationId, organizationId),
+            inArray(jobSchedules.id, ids),
+            eq(jobSchedules.status, 'active'),
+          ),
+        )
+        .for('update', { skipLocked: true });
+      if (claimed.length === 0) return 0;
+      const plans = claimed.map((r) => ({
+        scheduleId: r.id,
+        // Only the days past what was made already: earlier ones exist, or were removed on purpose.
+        dates: plannedDates(ruleOf(r), r, w, r.generatedThrough === null ? w.today : addDays(r.generatedThrough, 1)),
+      }));
+      await makeVisits(ctx, plans, w.timezone);
+      await ctx.tx
+        .update(jobSchedules)
+        .set({ generatedThrough: w.horizonEnd })
+        .where(
+          and(
+            eq(jobSchedules.organizationId, organizationId),
+            inArray(
+              jobSchedules.id,
+              claimed.map((r) => r.id),
+            ),
+          ),
+        );
+      return claimed.length;
+    });
+  }
+  return handled;
+}
+
+export const scheduleHorizonTask: WorkerTask = {
+  name: 'schedule-horizon',
+  // Hourly is "at least daily" with margin: a pass over current schedules is one query.
+  intervalMs: 60 * 60_000,
+  run: ({ database }) => extendScheduleHorizons(database.db),
+};

@@ -1,0 +1,259 @@
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { rowsOf } from '../../../db/client.js';
+import { jobs } from '../../../db/schema/index.js';
+import { emitMany } from '../../../delivery/outbox.js';
+import { newId } from '../../../platform/ids.js';
+import { take } from '../../../platform/state-machine.js';
+import type { Ctx } from '../../../platform/tenancy.js';
+import { jobView } from '../jobs.service.js';
+import { jobMachine } from '../jobs.states.js';
+import { startsAtSql } from '../jobs.times.js';
+
+/*
+ * A schedule's visits, written set-based: one statement makes, rewrites or removes
+ * the visits of any number of schedules, whatever their count. Visits are jobs, so
+ * they carry the jobs' activity rows and emit job.* events like any job.
+ */
+
+/** A visit is made `scheduled`, as a published job is. */
+const SCHEDULED = take(jobMachine, 'draft', 'publish');
+const CANCELED = take(jobMachine, SCHEDULED, 'cancel');
+
+const actorOf = (ctx: Ctx) => (ctx.actor.kind === 'user' || ctx.actor.kind === 'apiKey' ? ctx.actor.id : null);
+
+/**
+ * THE copy of a schedule onto its visits: each jobs column a visit takes from its
+ * schedule `s`, for a visit on `date`. Making a visit and rewriting one both use
+ * this list, so what a visit inherits is decided here only (priced lines go here too).
+ */
+export function visitFieldsFromSchedule(date: SQL, timezone: string): Array<[column: string, value: SQL]> {
+  return [
+    ['customer_id', sql`s.customer_id`],
+    ['property_id', sql`s.property_id`],
+    ['assigned_to', sql`s.assigned_to`],
+    ['services', sql`ARRAY[s.title]`],
+    ['notes', sql`s.notes`],
+    ['start_time', sql`s.start_time`],
+    ['starts_at', startsAtSql(date, sql`s.start_time`, timezone)],
+    ['duration_minutes', sql`s.duration_minutes`],
+    ['crew_id', sql`s.crew_id`],
+    // The schedule's priced lines (quantity kept as the exact decimal text, as job lines store it).
+    [
+      'line_items',
+      sql`COALESCE((SELECT jsonb_agg(jsonb_set(l.v, '{quantity}', to_jsonb(l.v->>'quantity')) ORDER BY l.n)
+        FROM jsonb_array_elements(s.line_items) WITH ORDINALITY AS l(v, n)), '[]'::jsonb)`,
+    ],
+    [
+      'total_cents',
+      sql`(SELECT COALESCE(SUM((l->>'amountCents')::bigint), 0) FROM jsonb_array_elements(s.line_items) l)`,
+    ],
+  ];
+}
+
+/**
+ * The visits a schedule change may touch (operations.md §9): still scheduled, dated
+ * from `today` on, made for an occurrence, not invoiced, and never edited one by one. Started,
+ * completed, canceled, past and hand-edited visits never change.
+ */
+export function editableVisit(today: string): SQL {
+  return sql`j.status = ${SCHEDULED} AND j.scheduled_date >= ${today}::date
+    AND j.occurrence_date IS NOT NULL AND j.hand_edited_at IS NULL AND j.invoice_id IS NULL`;
+}
+
+export interface VisitPlan {
+  scheduleId: string;
+  dates: string[];
+}
+
+/**
+ * Makes the planned visits that do not exist yet, in one statement: the unique
+ * (schedule_id, occurrence_date) index makes each at most once, also when several
+ * processes run this at the same time (ON CONFLICT DO NOTHING), and an occurrence
+ * that was skipped or whose visit was deleted (job_schedule_skips) is left out.
+ * Returns how many were made; emits job.created for each.
+ */
+export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string): Promise<number> {
+  const scheduleIds: string[] = [];
+  const dates: string[] = [];
+  for (const p of plans) {
+    for (const d of p.dates) {
+      scheduleIds.push(p.scheduleId);
+      dates.push(d);
+    }
+  }
+  if (dates.length === 0) return 0;
+  const ids = dates.map(() => newId('job'));
+  const now = new Date().toISOString();
+  const copy = visitFieldsFromSchedule(sql`o.d`, timezone);
+  const columns = sql.raw(copy.map(([c]) => c).join(', '));
+  const values = sql.join(
+    copy.map(([, v]) => v),
+    sql`, `,
+  );
+  const made = rowsOf<{ id: string }>(
+    await ctx.tx.execute(sql`
+      WITH o AS (
+        SELECT * FROM unnest(${sql.param(scheduleIds)}::text[], ${sql.param(dates)}::date[], ${sql.param(ids)}::text[])
+          AS o(schedule_id, d, id)
+      ),
+      ins AS (
+        INSERT INTO jobs (id, organization_id, status, scheduled_date, schedule_id, occurrence_date,
+                          created_at, updated_at, ${columns})
+        SELECT o.id, s.organization_id, ${SCHEDULED}, o.d, s.id, o.d, ${now}::timestamptz, ${now}::timestamptz, ${values}
+        FROM o JOIN job_schedules s ON s.id = o.schedule_id AND s.organization_id = ${ctx.organizationId}
+        WHERE NOT EXISTS (
+          SELECT 1 FROM job_schedule_skips k WHERE k.schedule_id = o.schedule_id AND k.occurrence_date = o.d)
+        ON CONFLICT (schedule_id, occurrence_date) DO NOTHING
+        RETURNING id, schedule_id, scheduled_date
+      ),
+      checklist AS (
+        INSERT INTO job_checklist_items (id, organization_id, job_id, position, text)
+        SELECT 'jci_' || substr(ins.id, 5) || lpad(c.n::text, 3, '0'), ${ctx.organizationId}, ins.id, c.n - 1, c.item
+        FROM ins JOIN job_schedules s ON s.id = ins.schedule_id
+        CROSS JOIN LATERAL unnest(s.checklist) WITH ORDINALITY AS c(item, n)
+      ),
+      activity AS (
+        INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
+        SELECT 'jac_' || substr(ins.id, 5), ${ctx.organizationId}, ins.id, 'created',
+               'Visit scheduled for ' || ins.scheduled_date || ' by schedule ' || ins.schedule_id,
+               ${actorOf(ctx)}, ${now}::timestamptz
+        FROM ins
+      )
+      SELECT id FROM ins`),
+  );
+  if (made.length === 0) return 0;
+  const rows = await ctx.tx
+    .select()
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.organizationId, ctx.organizationId),
+        inArray(
+          jobs.id,
+          made.map((r) => r.id),
+        ),
+      ),
+    );
+  rows.sort((a, b) => a.scheduledDate.localeCompare(b.scheduledDate) || a.id.localeCompare(b.id));
+  await emitMany(
+    ctx,
+    'job.created',
+    rows.map((r) => ({ jobId: r.id, job: jobView(r) })),
+  );
+  return made.length;
+}
+
+/**
+ * Rewrites the editable visits of `scheduleId` from its current fields (one
+ * statement); a visit whose copied fields already match is not counted. With
+ * `checklist`, their checklists are replaced too (unless an item was ticked).
+ * Returns the ids of the visits that changed.
+ */
+export async function rewriteVisits(
+  ctx: Ctx,
+  scheduleId: string,
+  today: string,
+  timezone: string,
+  checklist: boolean,
+): Promise<Set<string>> {
+  const copy = visitFieldsFromSchedule(sql`j.scheduled_date`, timezone);
+  const columns = sql.raw(copy.map(([c]) => `j.${c}`).join(', '));
+  const targets = sql.raw(copy.map(([c]) => c).join(', '));
+  const values = sql.join(
+    copy.map(([, v]) => v),
+    sql`, `,
+  );
+  const now = new Date().toISOString();
+  const changed = new Set<string>();
+  const updated = rowsOf<{ id: string }>(
+    await ctx.tx.execute(sql`
+      WITH upd AS (
+        UPDATE jobs j SET (${targets}, updated_at) = (SELECT ${values}, ${now}::timestamptz)
+        FROM job_schedules s
+        WHERE s.id = ${scheduleId} AND s.organization_id = ${ctx.organizationId}
+          AND j.organization_id = ${ctx.organizationId} AND j.schedule_id = s.id AND ${editableVisit(today)}
+          AND ROW(${columns}) IS DISTINCT FROM ROW(${values})
+        RETURNING j.id
+      ),
+      activity AS (
+        INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
+        SELECT 'jac_' || replace(gen_random_uuid()::text, '-', ''), ${ctx.organizationId}, upd.id, 'updated',
+               'Changed by its schedule ' || ${scheduleId}, ${actorOf(ctx)}, ${now}::timestamptz
+        FROM upd
+      )
+      SELECT id FROM upd`),
+  );
+  for (const r of updated) changed.add(r.id);
+  if (checklist) {
+    const replaced = rowsOf<{ id: string }>(
+      await ctx.tx.execute(sql`
+        WITH target AS (
+          SELECT j.id FROM jobs j
+          WHERE j.organization_id = ${ctx.organizationId} AND j.schedule_id = ${scheduleId} AND ${editableVisit(today)}
+            AND NOT EXISTS (SELECT 1 FROM job_checklist_items c WHERE c.job_id = j.id AND c.completed)
+            AND ARRAY(SELECT c.text FROM job_checklist_items c WHERE c.job_id = j.id ORDER BY c.position)
+                IS DISTINCT FROM (SELECT s.checklist FROM job_schedules s WHERE s.id = ${scheduleId})
+        ),
+        removed AS (
+          DELETE FROM job_checklist_items c USING target WHERE c.job_id = target.id
+        ),
+        added AS (
+          INSERT INTO job_checklist_items (id, organization_id, job_id, position, text)
+          SELECT 'jci_' || replace(gen_random_uuid()::text, '-', ''), ${ctx.organizationId}, target.id, c.n - 1, c.item
+          FROM target CROSS JOIN LATERAL unnest((SELECT s.checklist FROM job_schedules s WHERE s.id = ${scheduleId}))
+            WITH ORDINALITY AS c(item, n)
+        )
+        SELECT id FROM target`),
+    );
+    for (const r of replaced) changed.add(r.id);
+  }
+  return changed;
+}
+
+/**
+ * Cancels the editable visits of `scheduleId` that `drop` selects (over `j`), in one
+ * statement, emitting job.cancelled and job.status_changed for each. A removed
+ * visit gives its occurrence back (occurrence_date NULL): resuming the schedule, or
+ * an edit that brings the date back, makes it again. Returns how many were removed.
+ */
+export async function removeVisits(ctx: Ctx, scheduleId: string, today: string, drop: SQL): Promise<number> {
+  const now = new Date().toISOString();
+  const removed = rowsOf<{ id: string }>(
+    await ctx.tx.execute(sql`
+      WITH gone AS (
+        UPDATE jobs j SET status = ${CANCELED}, occurrence_date = NULL, updated_at = ${now}::timestamptz
+        WHERE j.organization_id = ${ctx.organizationId} AND j.schedule_id = ${scheduleId}
+          AND ${editableVisit(today)} AND (${drop})
+        RETURNING j.id
+      ),
+      activity AS (
+        INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
+        SELECT 'jac_' || replace(gen_random_uuid()::text, '-', ''), ${ctx.organizationId}, gone.id, 'status_changed',
+               'Canceled by its schedule ' || ${scheduleId}, ${actorOf(ctx)}, ${now}::timestamptz
+        FROM gone
+      )
+      SELECT id FROM gone`),
+  );
+  if (removed.length === 0) return 0;
+  const rows = await ctx.tx
+    .select()
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.organizationId, ctx.organizationId),
+        inArray(
+          jobs.id,
+          removed.map((r) => r.id),
+        ),
+      ),
+    );
+  const data = rows.map((r) => ({
+    jobId: r.id,
+    job: jobView(r),
+    oldStatus: SCHEDULED.toUpperCase(),
+    newStatus: CANCELED.toUpperCase(),
+  }));
+  await emitMany(ctx, 'job.cancelled', data);
+  await emitMany(ctx, 'job.status_changed', data);
+  return rows.length;
+}
