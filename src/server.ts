@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { buildApp } from './app.js';
 import { startTasks } from './background/runner.js';
-import { workerTasks } from './background/tasks.js';
 import { ConfigError, configSummary, isDevSecret, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
+import { workerTasks } from './modules/tasks.js';
 import { installDrain } from './platform/drain.js';
 
 /** `npm start`: parse config → open the database → migrate → build the app → listen (+ worker). */

@@ -7,7 +7,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 /**
  * A receiver of webhook deliveries. Secrets are stored encrypted (AES-256-GCM,
  * key derived from AUTH_SECRET) because the worker must sign with them; see
- * src/delivery/secrets.ts.
+ * src/platform/secrets.ts.
  */
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',

@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, lt, type SQL } from 'drizzle-orm';
 import type { estimateLineItems, estimates, invoiceLineItems, invoices } from '../../db/schema/index.js';
-import type { CatalogEvent } from '../../delivery/catalog.js';
-import { emit } from '../../delivery/outbox.js';
 import { invalidState, notFound } from '../../platform/errors.js';
+import type { CatalogEvent } from '../../platform/events/catalog.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';

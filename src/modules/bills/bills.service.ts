@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
 import { billLines, bills, purchaseOrders } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';

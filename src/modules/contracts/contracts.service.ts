@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { type ContractLine, contractActivity, contracts, customers, properties } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';

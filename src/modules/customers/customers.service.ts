@@ -1,8 +1,8 @@
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';

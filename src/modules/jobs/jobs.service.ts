@@ -1,8 +1,8 @@
 import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import { jobActivity, jobChecklistItems, jobs, members } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';

@@ -8,7 +8,7 @@ import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schemas.js';
 import { payFromPortal } from '../payments/payment-intents.service.js';
 import { stripeDeps } from '../payments/stripe-client.js';
-import { portalHandlers } from './portal.handlers.js';
+import type { PortalHandlers } from './portal.registry.js';
 import { resolvePortalToken } from './portal.service.js';
 
 const PortalDocument = Envelope(
@@ -35,9 +35,13 @@ const tokenKey = (request: FastifyRequest) => `link:${(request.params as { token
 
 /**
  * The customer portal: no session, the token in the emailed link is the credential.
- * Every call runs inside the token's organization, as that organization.
+ * Every call runs inside the token's organization, as that organization. The document types
+ * it serves are handed in (src/modules/portal.handlers.ts, listed at the top in index.ts).
  */
-export default async function portalRoutes(fastify: FastifyInstance) {
+export default async function portalRoutes(
+  fastify: FastifyInstance,
+  { handlers: portalHandlers }: { handlers: PortalHandlers },
+) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database, config } = app.deps;
   const tags = ['portal'];

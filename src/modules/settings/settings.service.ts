@@ -2,10 +2,10 @@ import { Decimal } from 'decimal.js';
 import { eq } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
 import { organizations } from '../../db/schema/index.js';
-import type { SecretBox } from '../../delivery/secrets.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import type { SecretBox } from '../../platform/secrets.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { UpdateSettingsInput } from './settings.schemas.js';
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { EVENT_CATALOG } from '../../delivery/catalog.js';
 import { StringEnum } from '../../platform/enum.js';
+import { EVENT_CATALOG } from '../../platform/events/catalog.js';
 import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
 import { OPERATORS } from './workflows.conditions.js';
 

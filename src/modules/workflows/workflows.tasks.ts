@@ -216,7 +216,7 @@ export async function processWorkflows(
   return found + claimed.length;
 }
 
-/** The worker task (src/background/tasks.ts). */
+/** The worker task (listed in src/modules/tasks.ts). */
 export function createWorkflowTask(opts: WorkflowTaskOptions = {}): WorkerTask {
   return {
     name: 'workflows',

@@ -3,11 +3,11 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { PLANS, type Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { apiKeys, members, organizations } from '../../db/schema/index.js';
-import { resolveDeviceToken } from '../../modules/crew-tracking/devices.lookup.js';
 import { asPlatform } from '../cross-tenant.js';
 import { AppError } from '../errors.js';
 import { type Actor, type Role, withTenant } from '../tenancy.js';
 import type { Auth } from './better-auth.js';
+import { resolveDeviceToken } from './device-tokens.js';
 
 /** Who sent a request, resolved once per request (and cached briefly, see below). */
 export interface Principal {

@@ -1,10 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { events } from '../db/schema/index.js';
-import { AppError } from '../platform/errors.js';
-import { newId } from '../platform/ids.js';
-import type { Ctx } from '../platform/tenancy.js';
+import { events } from '../../db/schema/index.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Ctx } from '../tenancy.js';
 import { isKnownEvent } from './catalog.js';
-import { WAKE_CHANNEL } from './fanout.js';
+
+/** The channel the webhook worker LISTENs on (PostgreSQL); emit() notifies it in the writing transaction. */
+export const WAKE_CHANNEL = 'crm_webhooks';
 
 export interface EmittedEvent {
   id: string;
