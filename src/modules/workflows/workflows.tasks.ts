@@ -3,6 +3,7 @@ import type { TaskContext, WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
 import { events, workflowRuns, workflows } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
+import { markCheckedByWorkflows } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { take } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
@@ -84,15 +85,10 @@ export async function discoverRuns(database: Database, limit = DISCOVER_BATCH): 
       }
       if (runs.length > 0) await tx.insert(workflowRuns).values(runs).onConflictDoNothing();
     }
-    await tx
-      .update(events)
-      .set({ workflowsCheckedAt: new Date() })
-      .where(
-        inArray(
-          events.id,
-          batch.map((e) => e.id),
-        ),
-      );
+    await markCheckedByWorkflows(
+      tx,
+      batch.map((e) => e.id),
+    );
     return batch.length;
   });
 }

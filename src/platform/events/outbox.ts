@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
 import { events } from '../../db/schema/index.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -43,4 +44,14 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
     )
     SELECT pg_notify(${WAKE_CHANNEL}, '')`);
   return { id: row.id, type, createdAt: row.createdAt };
+}
+
+/**
+ * The workflow engine has matched these events against the workflows (its cursor over the
+ * outbox, `workflows_checked_at`). The outbox owns the events table, so the engine marks
+ * through here; `tx` is its cross-tenant pass.
+ */
+export async function markCheckedByWorkflows(tx: Tx, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await tx.update(events).set({ workflowsCheckedAt: new Date() }).where(inArray(events.id, eventIds));
 }
