@@ -226,26 +226,6 @@ export interface PaymentInput {
   reference?: string | undefined;
 }
 
-/** `POST /api/invoices/{id}/payments`: the office records money it received. */
-export async function recordInvoicePayment(ctx: Ctx, invoiceId: string, input: PaymentInput) {
-  const invoice = await findRow(ctx, invoiceId, true);
-  const amountCents = toCents(input.amount, 'amount');
-  const { timezone } = await getOrgSettings(ctx);
-  const todayDate = today(timezone);
-  const paymentDate = input.paymentDate ?? todayDate;
-  if (paymentDate > todayDate) throw invalidField('paymentDate', `must not be after today (${todayDate})`);
-  const recorded = await receivePayment(ctx, invoice, {
-    amountCents,
-    paymentDate,
-    method: input.method,
-    reference: input.reference?.trim() || null,
-    origin: 'API',
-    processorPaymentId: null,
-    keepExcess: false,
-  });
-  return recorded.invoice;
-}
-
 export interface OutgoingRefund {
   /** Cents; undefined = the whole refundable rest. */
   amountCents: number | undefined;
