@@ -1,11 +1,10 @@
-import { boolean, index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, index, pgTable, text } from 'drizzle-orm/pg-core';
+import { ts } from './column-types.js';
 
 /*
  * Better Auth's core tables (user, session, account, verification), written by hand
  * because its schema CLI needs Node 22. Property names are Better Auth's field names.
  */
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 export const users = pgTable('users', {
   id: text('id').primaryKey(),

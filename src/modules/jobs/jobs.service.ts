@@ -1,6 +1,7 @@
 import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import { jobActivity, jobChecklistItems, jobs, members } from '../../db/schema/index.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
+import { stamp } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
@@ -33,13 +34,6 @@ export function jobView(r: JobRow) {
   };
 }
 export type JobView = ReturnType<typeof jobView>;
-
-let lastStamp = 0;
-/** Strictly increasing in this process, so several entries of one change keep their order. */
-function stamp(): Date {
-  lastStamp = Math.max(Date.now(), lastStamp + 1);
-  return new Date(lastStamp);
-}
 
 const actorId = (ctx: Ctx) => (ctx.actor.kind === 'portal' ? null : ctx.actor.id);
 

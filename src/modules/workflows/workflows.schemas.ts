@@ -10,7 +10,6 @@ export const MAX_CONDITIONS = 20;
 export const RUN_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export const ACTION_STATUSES = ['succeeded', 'failed', 'skipped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
 
 const Name = Type.String({
   minLength: 1,

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { TaskContext, WorkerTask } from '../../background/runner.js';
-import type { Database } from '../../db/client.js';
+import { type Database, rowsOf } from '../../db/client.js';
 import { events, workflowRuns, workflows } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { markCheckedByWorkflows } from '../../platform/events/outbox.js';
@@ -108,7 +108,7 @@ async function claimRuns(database: Database, leaseMs: number, limit: number) {
         WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
         ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING id, organization_id`);
-    return (result as unknown as { rows: Array<{ id: string; organization_id: string }> }).rows.map((r) => ({
+    return rowsOf<{ id: string; organization_id: string }>(result).map((r) => ({
       id: r.id,
       organizationId: r.organization_id,
     }));
