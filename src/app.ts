@@ -10,6 +10,7 @@ import consolePlugin from './console/console.plugin.js';
 import { type Database, rowsOf } from './db/client.js';
 import { type DatabaseOutage, watchDatabase } from './db/outage.js';
 import { isDatabaseUnavailable } from './db/pg-errors.js';
+import { PAYLOAD_SCHEMAS, WEBHOOK_PAYLOADS } from './delivery/payloads.js';
 import { modules } from './modules/index.js';
 import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
@@ -198,6 +199,7 @@ export async function buildApp(
       finishDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject, registeredRoutes, {
         version: PACKAGE_VERSION,
         servers: [{ url: '/', description: 'The server that serves this document' }],
+        webhooks: { schemas: PAYLOAD_SCHEMAS, payloads: WEBHOOK_PAYLOADS },
       }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

@@ -41,7 +41,7 @@ async function main() {
     const [{ buildApp }, { startTasks }, { workerTasks }, { openDatabase }, { migrateOnStart }] = await Promise.all([
       import('./app.js'),
       import('./background/runner.js'),
-      import('./background/tasks.js'),
+      import('./modules/tasks.js'),
       import('./db/client.js'),
       import('./db/migrate.js'),
     ]);

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { startTasks } from './background/runner.js';
-import { workerTasks } from './background/tasks.js';
 import { configSummary, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
+import { workerTasks } from './modules/tasks.js';
 
 /** `npm run worker`: only the background worker, for scale-out next to RUN_WORKER=false API processes. */
 async function main() {

@@ -3,6 +3,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { SMTPServer } from 'smtp-server';
 import { customers, events, jobs, organizations, properties, services } from '../src/db/schema/index.js';
 import { deliverDueMail } from '../src/modules/mail/mail.tasks.js';
+import { pdfSources } from '../src/modules/mail.attachments.js';
 import { newId } from '../src/platform/ids.js';
 import { inTenant } from '../src/platform/tenancy.js';
 import type { Harness, TestUser } from './harness.js';
@@ -180,7 +181,8 @@ export const mailText = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D
  * Runs the mail worker task once, as the worker would (`now` later than the real clock
  * makes jobs waiting out a retry delay due, instead of waiting). Returns jobs attempted.
  */
-export const deliverMail = (h: Harness, now?: Date) => deliverDueMail(h.database, h.app.deps.mailer, now);
+export const deliverMail = (h: Harness, now?: Date) =>
+  deliverDueMail(h.database, { mailer: h.app.deps.mailer, pdfSources }, now);
 
 /** A time past any retry delay of the mail queue. */
 export const later = (days = 2) => new Date(Date.now() + days * 86_400_000);

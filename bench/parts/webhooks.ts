@@ -7,11 +7,11 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { organizations } from '../../src/db/schema/index.js';
 import { createWebhookTask } from '../../src/delivery/delivery.task.js';
-import { emit } from '../../src/delivery/outbox.js';
-import { SecretBox } from '../../src/delivery/secrets.js';
 import { signatureHeaders } from '../../src/delivery/signing.js';
 import { createEndpoint } from '../../src/modules/webhooks/webhooks.service.js';
+import { emit } from '../../src/platform/events/outbox.js';
 import { newId } from '../../src/platform/ids.js';
+import { SecretBox } from '../../src/platform/secrets.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
 

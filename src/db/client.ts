@@ -17,8 +17,6 @@ export type Schema = typeof schema;
 /** The Drizzle handle, identical in use on PostgreSQL (pg Pool) and on PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
-/** Either a database handle or an open transaction: what services run their queries on. */
-export type Queryable = Db | Tx;
 
 export interface Database {
   kind: 'postgres' | 'pglite';

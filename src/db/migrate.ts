@@ -4,6 +4,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { type Database, openDatabase, PLATFORM_ROLE } from './client.js';
+import { releaseClient, transactionOn } from './pg-transaction.js';
 
 /** Tenant transactions run as this role: no BYPASSRLS, DML on tenant tables, nothing on credentials. */
 export const APP_ROLE = 'crm_app';
@@ -83,24 +84,15 @@ export interface MigrationLog {
 async function migrateOnce(database: Database): Promise<MigrationReport> {
   if (database.kind === 'postgres') {
     const client = await (database.pool as pg.Pool).connect();
-    let broken = false;
     try {
       const q = pgSql(client);
       if ((await pending(q)).length === 0) return { applied: [], statements: [] };
-      await client.query('BEGIN');
-      try {
+      return await transactionOn(client, async () => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-        const report = await apply(q);
-        await client.query('COMMIT');
-        return report;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
-        throw err;
-      }
+        return apply(q);
+      });
     } finally {
-      client.release(broken || undefined);
+      releaseClient(client);
     }
   }
   const lite = database.pglite;

@@ -3,10 +3,11 @@ import type { TaskContext, WorkerTask } from '../background/runner.js';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/client.js';
 import { asPlatform, asPlatformStatement } from '../platform/cross-tenant.js';
+import { WAKE_CHANNEL } from '../platform/events/outbox.js';
+import { SecretBox } from '../platform/secrets.js';
 import { type AttemptResult, createSender, DELIVERY_TIMEOUT_MS, type Sender } from './delivery.js';
-import { dispatchEvents, WAKE_CHANNEL } from './fanout.js';
+import { dispatchEvents } from './fanout.js';
 import { type ClaimedDelivery, claimDeliveries, type RecordOutcome, recordAttempt, recordSuccesses } from './queue.js';
-import { SecretBox } from './secrets.js';
 
 export interface WebhookWorkerOptions {
   /** Deliveries in flight at once in this process. */
@@ -354,7 +355,7 @@ async function listenForWork(
   };
 }
 
-/** The worker task (src/background/tasks.ts). Options exist for tests and benchmarks. */
+/** The worker task (listed in src/modules/tasks.ts). Options exist for tests and benchmarks. */
 export function createWebhookTask(opts: WebhookWorkerOptions = {}): WorkerTask {
   let worker: WebhookWorker | undefined;
   const get = (ctx: TaskContext) => {

@@ -2,11 +2,9 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Database, Db, Tx } from '../db/client.js';
 import { events, webhookEndpoints } from '../db/schema/index.js';
 import { asPlatform } from '../platform/cross-tenant.js';
+import { isCatalogEvent } from '../platform/events/catalog.js';
+import { WAKE_CHANNEL } from '../platform/events/outbox.js';
 import { newId } from '../platform/ids.js';
-import { isCatalogEvent } from './catalog.js';
-
-/** The channel the worker LISTENs on (PostgreSQL); emit() notifies it in the writing transaction. */
-export const WAKE_CHANNEL = 'crm_webhooks';
 
 /** Wakes sleeping workers when `tx` commits (NOTIFY is transactional: a rollback sends nothing). */
 export async function notifyWorkers(tx: Tx | Db): Promise<void> {

@@ -19,6 +19,7 @@ import memberRoutes from './members/members.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
 import paymentRoutes from './payments/payments.routes.js';
 import portalRoutes from './portal/portal.routes.js';
+import { portalHandlers } from './portal.handlers.js';
 import propertyRoutes from './properties/properties.routes.js';
 import purchaseOrderRoutes from './purchase-orders/purchase-orders.routes.js';
 import serviceRoutes from './services/services.routes.js';
@@ -35,7 +36,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   memberRoutes,
   invitationRoutes,
   apiKeyRoutes,
-  portalRoutes,
+  (app) => portalRoutes(app, { handlers: portalHandlers }),
   settingsRoutes,
   customerRoutes,
   propertyRoutes,

@@ -67,3 +67,13 @@ export function rangeBound(field: string, value: string, timezone: string, side:
   }
   return new Date(side === 'to' ? ms + 1 : ms);
 }
+
+let lastStamp = 0;
+/**
+ * Now, strictly increasing in this process: several activity entries written by one change
+ * (jobs, contracts) keep their order when sorted by time.
+ */
+export function stamp(): Date {
+  lastStamp = Math.max(Date.now(), lastStamp + 1);
+  return new Date(lastStamp);
+}

@@ -1,6 +1,6 @@
-import { EVENT_CATALOG } from '../delivery/catalog.js';
-import { PAYLOAD_SCHEMAS, WEBHOOK_PAYLOADS } from '../delivery/payloads.js';
+import type { TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
+import { EVENT_CATALOG } from './events/catalog.js';
 
 /**
  * Finishing pass over the document @fastify/swagger generates, so that everything an
@@ -201,9 +201,18 @@ function errorSchema(status: number): Json {
   };
 }
 
+/** What each event's `data` carries, described by the modules and handed down by the app (src/app.ts). */
+export interface WebhookPayloads {
+  /** The resource schemas the payloads reference, by component name. */
+  schemas: Record<string, TSchema>;
+  /** The `data` schema of each catalog event. */
+  payloads: ReadonlyMap<string, { properties: Json; required: string[] }>;
+}
+
 export interface FinishOptions {
   version: string;
   servers: Json[];
+  webhooks: WebhookPayloads;
 }
 
 /** Completes the generated document in place and returns it (the `transformObject` of @fastify/swagger). */
@@ -317,7 +326,7 @@ export function finishDocument(doc: Json, routes: RegisteredRoute[], opts: Finis
   // The serialisation-only catch-all is replaced by the per-status schemas above.
   if (!JSON.stringify(paths).includes('#/components/schemas/ErrorBody')) delete schemas.ErrorBody;
   if (!Object.values(paths).some((i) => i.post)) delete parameters.IdempotencyKey;
-  doc.webhooks = webhookDocs(schemas);
+  doc.webhooks = webhookDocs(schemas, opts.webhooks);
   dropInlineDiscriminators(doc.paths);
   return doc;
 }
@@ -344,7 +353,7 @@ function dropInlineDiscriminators(node: unknown): void {
 export const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 /** The OpenAPI 3.1 `webhooks` section: one POST per catalog event, the delivery envelope around its data. */
-function webhookDocs(schemas: Json): Json {
+function webhookDocs(schemas: Json, { schemas: resources, payloads }: WebhookPayloads): Json {
   schemas.WebhookDelivery = {
     type: 'object',
     title: 'WebhookDelivery',
@@ -360,12 +369,12 @@ function webhookDocs(schemas: Json): Json {
     },
   };
   // The resources the payloads carry, as the same schemas the API answers with.
-  for (const [name, schema] of Object.entries(PAYLOAD_SCHEMAS)) {
+  for (const [name, schema] of Object.entries(resources)) {
     schemas[name] ??= { title: name, ...(JSON.parse(JSON.stringify(schema)) as Json) };
   }
   const out: Json = {};
   for (const event of EVENT_CATALOG) {
-    const payload = WEBHOOK_PAYLOADS.get(event);
+    const payload = payloads.get(event);
     const name = `${pascal(event.replace(/[.]/g, '-'))}Event`;
     schemas[name] = {
       title: name,

@@ -1,4 +1,4 @@
-import { type Static, type TSchema, Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 
 /*
  * Shared schema pieces. Field documentation lives in `description`s so that the
@@ -23,7 +23,6 @@ export const ErrorBody = Type.Object(
   },
   { $id: 'ErrorBody', title: 'Error' },
 );
-export type ErrorBodyT = Static<typeof ErrorBody>;
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 

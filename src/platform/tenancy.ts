@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.js';
 import { poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
 import { APP_ROLE } from '../db/migrate.js';
+import { releaseClient, transactionOn } from '../db/pg-transaction.js';
 
 /** Who is acting: a signed-in user or an API key, inside one organization. */
 export type Role = 'owner' | 'admin' | 'member';
@@ -64,21 +65,11 @@ export async function transactionAs<T>(
     });
   }
   const client = await parts.pool.connect();
-  const tx = transactionOnClient(parts, client);
-  let broken = false;
   try {
-    await client.query(`BEGIN; SELECT ${assignments}`);
-    const result = await fn(tx);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {
-      broken = true;
-    });
-    throw err;
+    return await transactionOn(client, () => fn(transactionOnClient(parts, client)), `BEGIN; SELECT ${assignments}`);
   } finally {
     // A connection whose ROLLBACK failed is not handed to the next request.
-    client.release(broken || undefined);
+    releaseClient(client);
   }
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepExpiredEstimates, sweepOverdueInvoices } from '../../src/modules/billing/billing.tasks.js';
+import { sweepExpiredEstimates } from '../../src/modules/estimates/estimates.tasks.js';
+import { sweepOverdueInvoices } from '../../src/modules/invoices/invoices.tasks.js';
 import { createCustomer, createProperty, eventsDuring, eventsOf, line } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 

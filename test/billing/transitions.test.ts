@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepExpiredEstimates, sweepOverdueInvoices } from '../../src/modules/billing/billing.tasks.js';
+import { sweepExpiredEstimates } from '../../src/modules/estimates/estimates.tasks.js';
 import {
   ESTIMATE_STATUSES,
   ESTIMATE_TRIGGER_EVENTS,
@@ -7,6 +7,7 @@ import {
   type EstimateTrigger,
   estimateMachine,
 } from '../../src/modules/estimates/estimates.transitions.js';
+import { sweepOverdueInvoices } from '../../src/modules/invoices/invoices.tasks.js';
 import {
   INVOICE_STATUSES,
   type InvoiceStatus,

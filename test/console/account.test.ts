@@ -3,8 +3,8 @@ import pino from 'pino';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningWorker, startTasks } from '../../src/background/runner.js';
-import { workerTasks } from '../../src/background/tasks.js';
 import { sessions } from '../../src/db/schema/index.js';
+import { workerTasks } from '../../src/modules/tasks.js';
 import { addMember, caller, setPlan, type TestUser } from '../harness.js';
 import {
   type ConsoleServer,

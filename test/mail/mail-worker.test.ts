@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../src/db/client.js';
 import { mailJobs } from '../../src/db/schema/index.js';
 import { deliverDueMail } from '../../src/modules/mail/mail.tasks.js';
+import { pdfSources } from '../../src/modules/mail.attachments.js';
 import { newId } from '../../src/platform/ids.js';
 import type { Mailer, MailMessage } from '../../src/platform/mail.js';
 import { createCustomer, line } from '../factories.js';
@@ -102,10 +103,10 @@ describe('mail.deliver', () => {
       now += 30_000;
       if (!secondRan && now - start > 5 * 60_000) {
         secondRan = true;
-        await deliverDueMail(h.database, second.mailer, clock());
+        await deliverDueMail(h.database, { mailer: second.mailer, pdfSources }, clock());
       }
     });
-    await deliverDueMail(h.database, first.mailer, clock);
+    await deliverDueMail(h.database, { mailer: first.mailer, pdfSources }, clock);
     expect(secondRan).toBe(true);
     const all = [...first.sent, ...second.sent].map((m) => m.subject).sort();
     expect(all).toEqual([...subjects].sort());
@@ -123,7 +124,7 @@ describe('mail.deliver', () => {
     await queue(['with a pdf'], { documentType: 'invoice', documentId: invoice.id, attachment: 'pdf' });
     probe.openAtRender.length = 0;
     const { mailer, sent } = recordingMailer();
-    expect(await deliverDueMail(h.database, mailer)).toBe(1);
+    expect(await deliverDueMail(h.database, { mailer, pdfSources })).toBe(1);
     expect(probe.openAtRender).toEqual([0]);
     const [attachment] = sent[0]?.attachments ?? [];
     expect(attachment?.filename).toBe(`${invoice.invoiceNumber}.pdf`);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepOverdueInvoices } from '../../src/modules/billing/billing.tasks.js';
+import { sweepOverdueInvoices } from '../../src/modules/invoices/invoices.tasks.js';
 import { createCustomer, eventsDuring } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { footprint, pay, sentInvoice } from './helpers.js';

@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_CATALOG } from '../../src/delivery/catalog.js';
+import { EVENT_CATALOG } from '../../src/platform/events/catalog.js';
 import { createHarness, type Harness } from '../harness.js';
 
 /**

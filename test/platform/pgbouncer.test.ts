@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { createWebhookTask } from '../../src/delivery/delivery.task.js';
-import { WAKE_CHANNEL } from '../../src/delivery/fanout.js';
+import { WAKE_CHANNEL } from '../../src/platform/events/outbox.js';
 import { TEST_ENV } from '../harness.js';
 
 /**

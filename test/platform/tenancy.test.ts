@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf, type Tx } from '../../src/db/client.js';
 import { APP_ROLE, RLS_NOT_FORCED_TABLES } from '../../src/db/migrate.js';
 import { events } from '../../src/db/schema/index.js';
-import { emit } from '../../src/delivery/outbox.js';
 import { AppError } from '../../src/platform/errors.js';
+import { emit } from '../../src/platform/events/outbox.js';
 import { type Actor, inTenant, withTenant } from '../../src/platform/tenancy.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 

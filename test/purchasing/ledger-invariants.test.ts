@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
 import { billPayments, bills, invoices, ledgerLines, paymentRefunds, payments } from '../../src/db/schema/index.js';
+import { recordPayment } from '../../src/flows/record-payment.js';
 import {
   createBillPayment,
   failBillPayment,
@@ -16,7 +17,7 @@ import {
   voidInvoice,
   writeOffInvoice,
 } from '../../src/modules/invoices/invoices.service.js';
-import { recordInvoicePayment, refundPayment } from '../../src/modules/payments/payments.service.js';
+import { refundPayment } from '../../src/modules/payments/payments.service.js';
 import { createVendor } from '../../src/modules/vendors/vendors.service.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { AppError } from '../../src/platform/errors.js';
@@ -169,7 +170,7 @@ describe('ledger invariants over random sequences', () => {
                 const inv = await run((ctx) => getInvoice(ctx, id));
                 const cents = Math.round(inv.balance * 100);
                 if (cents > 0)
-                  await run((ctx) => recordInvoicePayment(ctx, id, { amount: share(cents, c.pct), method: 'cash' }));
+                  await run((ctx) => recordPayment(ctx, id, { amount: share(cents, c.pct), method: 'cash' }));
                 break;
               }
               case 'refund': {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_CATALOG } from '../../src/delivery/catalog.js';
+import { EVENT_CATALOG } from '../../src/platform/events/catalog.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { routeSecuritySuite } from '../security.js';
 

@@ -5,7 +5,7 @@ import { type RunningWorker, startTasks } from '../../src/background/runner.js';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
 import { createWebhookTask, type WebhookWorkerOptions } from '../../src/delivery/delivery.task.js';
-import { emit } from '../../src/delivery/outbox.js';
+import { emit } from '../../src/platform/events/outbox.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 
 export interface Received {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWorker } from '../../src/background/runner.js';
-import { SecretBox } from '../../src/delivery/secrets.js';
 import { blockedReason, literalBlockedReason } from '../../src/delivery/ssrf.js';
 import { createEndpoint } from '../../src/modules/webhooks/webhooks.service.js';
+import { SecretBox } from '../../src/platform/secrets.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { emitEvents, type Receiver, startReceiver, startWorker, waitFor } from './helpers.js';

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../src/db/schema/index.js';
-import { emit } from '../../src/delivery/outbox.js';
 import { addDays, today } from '../../src/platform/dates.js';
+import { emit } from '../../src/platform/events/outbox.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 import { createCustomer, eventsOf, line } from '../factories.js';
 import { addMember, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';

@@ -1,12 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { ts } from './column-types.js';
 
 /*
  * Better Auth's core tables (user, session, account, verification), written by hand
  * because its schema CLI needs Node 22. Property names are Better Auth's field names.
  */
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 export const users = pgTable('users', {
   id: text('id').primaryKey(),

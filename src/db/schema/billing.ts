@@ -1,17 +1,6 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  boolean,
-  date,
-  index,
-  integer,
-  numeric,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { boolean, date, index, integer, numeric, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { cents, ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { customers, properties, services } from './customers.js';
 
@@ -22,9 +11,7 @@ import { customers, properties, services } from './customers.js';
  * organization's timezone, kept as `YYYY-MM-DD` strings.
  */
 
-const cents = (name: string) => bigint(name, { mode: 'number' });
 const day = (name: string) => date(name, { mode: 'string' });
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
  * One counter row per organization and document kind (`invoice`, `estimate`).

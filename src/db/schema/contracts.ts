@@ -1,8 +1,7 @@
-import { type AnyPgColumn, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, date, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { customers, properties } from './customers.js';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 export const contractTemplates = pgTable(
   'contract_templates',

@@ -1,20 +1,9 @@
 import { sql } from 'drizzle-orm';
-import {
-  doublePrecision,
-  index,
-  jsonb,
-  pgTable,
-  primaryKey,
-  real,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { doublePrecision, index, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { jobs } from './jobs.js';
 import { members } from './organizations.js';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /** A named group of members (operations.md §4); member ids are checked against `members` on write. */
 export const crews = pgTable(

@@ -1,21 +1,10 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  date,
-  doublePrecision,
-  index,
-  integer,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { bigint, date, doublePrecision, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { crews } from './crew-tracking.js';
 import { jobs } from './jobs.js';
 import { members } from './organizations.js';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /** Mowers, plows, trucks (operations.md §5). Serial numbers are unique per organization when given. */
 export const equipment = pgTable(

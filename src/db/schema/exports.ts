@@ -1,7 +1,6 @@
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
  * Bulk exports (operations.md §7): one row per requested archive. The worker claims a

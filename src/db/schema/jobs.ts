@@ -16,7 +16,6 @@ import {
 import { invoices } from './billing.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { contracts } from './contracts.js';
-import { crews } from './crew-tracking.js';
 import { customers, properties } from './customers.js';
 
 /**
@@ -67,7 +66,9 @@ export const jobs = pgTable(
     /** scheduled_date at start_time in the organization's timezone, as an instant (kept by SQL on write). */
     startsAt: timestamp('starts_at', { withTimezone: true, mode: 'date' }),
     durationMinutes: integer('duration_minutes'),
-    crewId: text('crew_id').references(() => crews.id, { onDelete: 'set null' }),
+    // FK to crews(id) ON DELETE SET NULL, declared in drizzle/0017_job_schedules.sql only: crew-tracking's schema
+    // imports this file (time entries name a job), and a value import back would be a cycle.
+    crewId: text('crew_id'),
     /** The schedule this visit came from (null for a one-off job). */
     scheduleId: text('schedule_id').references((): AnyPgColumn => jobSchedules.id, { onDelete: 'set null' }),
     /** The schedule's occurrence date it was made for; unique with schedule_id, so each visit is made once. */
@@ -173,7 +174,9 @@ export const jobSchedules = pgTable(
     startTime: text('start_time'),
     durationMinutes: integer('duration_minutes'),
     assignedTo: text('assigned_to').array().notNull().default(sql`'{}'::text[]`),
-    crewId: text('crew_id').references(() => crews.id, { onDelete: 'set null' }),
+    // FK to crews(id) ON DELETE SET NULL, declared in drizzle/0017_job_schedules.sql only: crew-tracking's schema
+    // imports this file (time entries name a job), and a value import back would be a cycle.
+    crewId: text('crew_id'),
     lineItems: jsonb('line_items').$type<ScheduleLine[]>().notNull().default([]),
     checklist: text('checklist').array().notNull().default(sql`'{}'::text[]`),
     notes: text('notes'),

@@ -1,4 +1,5 @@
-import { bigint, date, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { date, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { cents } from './column-types.js';
 import { createdAt, organizationId } from './columns.js';
 
 /*
@@ -7,8 +8,6 @@ import { createdAt, organizationId } from './columns.js';
  * is fixed and lives in code (modules/ledger/ledger.accounts.ts), so lines carry
  * the account code itself.
  */
-
-const cents = (name: string) => bigint(name, { mode: 'number' });
 
 export const ledgerEntries = pgTable(
   'ledger_entries',

@@ -1,7 +1,6 @@
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './auth.js';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+import { ts } from './column-types.js';
 
 /** A tenant. Its own row is visible only inside its tenant context (policy on `id`). */
 export const organizations = pgTable('organizations', {

@@ -1,14 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { bigint, date, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { date, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { invoices, payments } from './billing.js';
+import { cents } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
 /*
  * Issue 19: card payments started here (Stripe PaymentIntents) and the deposits that
  * group money which reached the bank (reconciliation). Money is integer cents.
  */
-
-const cents = (name: string) => bigint(name, { mode: 'number' });
 
 /**
  * A Stripe PaymentIntent created for an invoice, from the API or the portal. Its status

@@ -1,16 +1,6 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  boolean,
-  date,
-  index,
-  integer,
-  numeric,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { boolean, date, index, integer, numeric, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { cents, ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { jobs } from './jobs.js';
 
@@ -21,9 +11,7 @@ import { jobs } from './jobs.js';
  * vendor with documents cannot disappear from under them (409, set inactive).
  */
 
-const cents = (name: string) => bigint(name, { mode: 'number' });
 const day = (name: string) => date(name, { mode: 'string' });
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 export const vendors = pgTable(
   'vendors',

@@ -1,13 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
  * A receiver of webhook deliveries. Secrets are stored encrypted (AES-256-GCM,
  * key derived from AUTH_SECRET) because the worker must sign with them; see
- * src/delivery/secrets.ts.
+ * src/platform/secrets.ts.
  */
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',

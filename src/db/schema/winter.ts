@@ -1,21 +1,10 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  boolean,
-  doublePrecision,
-  index,
-  integer,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { bigint, boolean, doublePrecision, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { invoices } from './billing.js';
+import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { crews } from './crew-tracking.js';
 import { customers, properties } from './customers.js';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /** A snow route: ordered stops on the organization's properties (operations.md §6). */
 export const winterRoutes = pgTable(

@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, lte, type SQL } from 'drizzle-orm';
 import { billPaymentAllocations, billPayments, bills } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { today } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';

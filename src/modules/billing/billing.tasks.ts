@@ -1,15 +1,10 @@
 import { and, eq, inArray, lt } from 'drizzle-orm';
-import type { WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
-import { estimates, invoices, organizations } from '../../db/schema/index.js';
+import { type estimates, type invoices, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { addDays, today } from '../../platform/dates.js';
 import { type StateMachine, statesAccepting } from '../../platform/state-machine.js';
 import { type Ctx, inTenant, systemActor } from '../../platform/tenancy.js';
-import { expireEstimates } from '../estimates/estimates.service.js';
-import { estimateMachine } from '../estimates/estimates.transitions.js';
-import { markInvoicesOverdue } from '../invoices/invoices.service.js';
-import { invoiceMachine } from '../invoices/invoices.transitions.js';
 
 /*
  * Time-driven transitions. Each sweep first asks, across tenants, which
@@ -22,14 +17,15 @@ import { invoiceMachine } from '../invoices/invoices.transitions.js';
 
 const BATCH = 500;
 
-type Sweep = (database: Database, now?: Date) => Promise<number>;
+export type Sweep = (database: Database, now?: Date) => Promise<number>;
 
 /**
  * One sweep: the organizations with `table` rows in a state that accepts `trigger`
  * and `dateColumn` before tomorrow (UTC), then `move` inside each organization with
- * its own "today".
+ * its own "today". The documents' modules declare their sweeps with it (invoices.tasks.ts,
+ * estimates.tasks.ts); src/modules/tasks.ts lists them for the worker.
  */
-function sweepOf<S extends string, T extends string>(
+export function sweepOf<S extends string, T extends string>(
   task: string,
   table: typeof invoices | typeof estimates,
   dateColumn: typeof invoices.dueDate | typeof estimates.expirationDate,
@@ -57,28 +53,3 @@ function sweepOf<S extends string, T extends string>(
     return moved;
   };
 }
-
-/** sent | partially_paid invoices whose dueDate is before today (org timezone) → overdue. */
-export const sweepOverdueInvoices = sweepOf(
-  'invoices.overdue',
-  invoices,
-  invoices.dueDate,
-  invoiceMachine,
-  'overdue',
-  markInvoicesOverdue,
-);
-
-/** sent | viewed estimates whose expirationDate is before today (org timezone) → expired, no event. */
-export const sweepExpiredEstimates = sweepOf(
-  'estimates.expire',
-  estimates,
-  estimates.expirationDate,
-  estimateMachine,
-  'expire',
-  expireEstimates,
-);
-
-export const billingTasks: WorkerTask[] = [
-  { name: 'invoices.overdue', intervalMs: 60_000, run: (t) => sweepOverdueInvoices(t.database) },
-  { name: 'estimates.expire', intervalMs: 60_000, run: (t) => sweepExpiredEstimates(t.database) },
-];

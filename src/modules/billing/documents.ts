@@ -1,8 +1,8 @@
-import { and, asc, eq, inArray, lt, type SQL } from 'drizzle-orm';
+import { type AnyColumn, and, asc, eq, getTableColumns, inArray, lt, type SQL, type Table } from 'drizzle-orm';
 import type { estimateLineItems, estimates, invoiceLineItems, invoices } from '../../db/schema/index.js';
-import type { CatalogEvent } from '../../delivery/catalog.js';
-import { emit } from '../../delivery/outbox.js';
 import { invalidState, notFound } from '../../platform/errors.js';
+import type { CatalogEvent } from '../../platform/events/catalog.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
@@ -104,7 +104,7 @@ export function documentRows<T extends DocumentTable, S extends string, Tr exten
       moved: (before: Row, row: Row) => Promise<void> = async () => {},
     ): Promise<number> {
       const open = statesAccepting(machine, trigger);
-      const dateColumn = (table as unknown as Record<string, typeof invoices.dueDate>)[date] as typeof invoices.dueDate;
+      const dateColumn = columnOf<typeof invoices.dueDate>(table, date);
       const due = await ctx.tx
         .select()
         .from(t)
@@ -144,11 +144,22 @@ function editedColumns(
   };
 }
 
+/**
+ * The column `name` of a document table: the due/expiry date and the line's parent differ by
+ * document type, so the shared code reaches them by name. `C` is the invoice column of that
+ * role (estimates' columns have the same SQL type).
+ */
+function columnOf<C extends AnyColumn>(table: Table, name: string): C {
+  const column = getTableColumns(table)[name];
+  if (!column) throw new Error(`${name} is no column of this table`);
+  return column as C;
+}
+
 /** Reads and writes one document type's lines (`parent`: the column naming the document). */
 export function documentLines<T extends LineTable, K extends 'invoiceId' | 'estimateId'>(table: T, parent: K) {
   type Row = T['$inferSelect'];
   const t = table as typeof invoiceLineItems;
-  const parentColumn = (table as unknown as Record<K, typeof invoiceLineItems.invoiceId>)[parent];
+  const parentColumn = columnOf<typeof invoiceLineItems.invoiceId>(table, parent);
   /** Lines of each document, in position order; every id gets an entry. */
   const of = async (ctx: Ctx, ids: string[]): Promise<Map<string, Row[]>> => {
     const byDocument = new Map<string, Row[]>(ids.map((id) => [id, []]));

@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
-import { billLines, bills, purchaseOrders } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
+import { billLines, bills } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
@@ -11,6 +11,7 @@ import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';
+import { purchaseOrderVendorId, releaseBill } from '../purchase-orders/purchase-orders.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireVendor, type VendorRow } from '../vendors/vendors.service.js';
 import { postBillOpened, postBillVoided } from './bills.ledger.js';
@@ -209,12 +210,9 @@ export async function createBill(ctx: Ctx, input: CreateBillInput): Promise<Bill
   const { lines, totalCents } = checkBillLines(input.lineItems);
   const vendor = await requireVendor(ctx, input.vendorId);
   if (input.purchaseOrderId) {
-    const [po] = await ctx.tx
-      .select({ vendorId: purchaseOrders.vendorId })
-      .from(purchaseOrders)
-      .where(and(eq(purchaseOrders.organizationId, ctx.organizationId), eq(purchaseOrders.id, input.purchaseOrderId)));
-    if (!po) throw invalidField('purchaseOrderId', 'no such purchase order in this organization');
-    if (po.vendorId !== vendor.id) throw invalidField('purchaseOrderId', 'the order belongs to another vendor');
+    const poVendorId = await purchaseOrderVendorId(ctx, input.purchaseOrderId);
+    if (!poVendorId) throw invalidField('purchaseOrderId', 'no such purchase order in this organization');
+    if (poVendorId !== vendor.id) throw invalidField('purchaseOrderId', 'the order belongs to another vendor');
   }
   const { timezone } = await getOrgSettings(ctx);
   const billDate = input.billDate ?? today(timezone);
@@ -332,10 +330,7 @@ export async function deleteBill(ctx: Ctx, id: string) {
   const row = await findRow(ctx, id, true);
   if (row.status !== 'draft')
     throw invalidState(`Only a draft bill can be deleted; this one is ${row.status.replace('_', ' ')}`);
-  await ctx.tx
-    .update(purchaseOrders)
-    .set({ billId: null })
-    .where(and(eq(purchaseOrders.organizationId, ctx.organizationId), eq(purchaseOrders.billId, id)));
+  await releaseBill(ctx, id);
   await ctx.tx.delete(bills).where(mine(ctx, id));
 }
 

@@ -40,8 +40,5 @@ export const billMachine = stateMachine<BillStatus, BillTrigger>('bill', {
 export const EDITABLE_BILL_STATUSES: readonly BillStatus[] = ['draft', 'awaiting_approval'];
 export const LIMITED_BILL_FIELDS = ['dueDate', 'notes'] as const;
 
-/** Statuses whose amount sits in Accounts Payable. */
-export const POSTED_BILL_STATUSES: readonly BillStatus[] = ['open', 'partially_paid', 'paid'];
-
 /** Whether a payment may be allocated to a bill in this status. */
 export const acceptsBillPayment = (s: BillStatus) => canTake(billMachine, s, 'partial_payment');

@@ -243,7 +243,6 @@ export const ContractAnalytics = Type.Object(
   { additionalProperties: false },
 );
 
-export const ContractResponse = Envelope(Contract);
 export const ContractDetailResponse = Envelope(ContractDetail);
 export const SentContractResponse = Envelope(SentContract);
 export const ContractListResponse = Envelope(Type.Array(Contract));

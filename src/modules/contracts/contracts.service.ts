@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { type ContractLine, contractActivity, contracts, customers, properties } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
+import { stamp } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
@@ -57,13 +58,6 @@ export function signatureOf(r: ContractRow) {
     userAgent: r.signerUserAgent ?? '',
     contentSha256: r.signedContentSha256 ?? '',
   };
-}
-
-let lastStamp = 0;
-/** Strictly increasing in this process, so entries of one operation keep their order. */
-function stamp(): Date {
-  lastStamp = Math.max(Date.now(), lastStamp + 1);
-  return new Date(lastStamp);
 }
 
 /** Staff actions carry the user/API key id; the customer (portal) and the worker have none. */

@@ -1,8 +1,8 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { sqlStateOf } from '../../db/pg-errors.js';
 import { timeEntries } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { requireJob, targetMember } from './crew-tracking.refs.js';

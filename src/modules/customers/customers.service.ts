@@ -1,13 +1,14 @@
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
-import { customerSearch, customers, properties } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
+import { customerSearch, customers } from '../../db/schema/index.js';
 import { invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { next, statesAccepting } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { anonymizePropertiesOf } from '../properties/properties.refs.js';
 import type { CreateCustomerInput, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
 import { searchPatterns, searchTextOf } from './customers.search.js';
 import { type CustomerAction, type CustomerStatus, customerMachine } from './customers.states.js';
@@ -349,21 +350,7 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<CustomerV
     .returning();
   const updated = row as Row;
   await writeSearchText(ctx, updated, searchText);
-  await ctx.tx
-    .update(properties)
-    .set({
-      name: null,
-      street: ANONYMIZED_NAME,
-      city: null,
-      state: null,
-      zip: null,
-      accessNotes: null,
-      gateCode: null,
-      lat: null,
-      lng: null,
-      updatedAt: now,
-    })
-    .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.customerId, id)));
+  await anonymizePropertiesOf(ctx, id, ANONYMIZED_NAME, now);
   const view = customerView(updated);
   await emit(ctx, 'customer.updated', { customerId: id, customer: view });
   return view;

@@ -227,7 +227,6 @@ export const DueRow = Type.Object(
 
 export const EquipmentResponse = Envelope(Equipment);
 export const EquipmentList = Envelope(Type.Array(Equipment));
-export const AssignmentResponse = Envelope(Assignment);
 export const AssignmentList = Envelope(Type.Array(Assignment));
 export const PlanResponse = Envelope(MaintenancePlan);
 export const PlanList = Envelope(Type.Array(MaintenancePlan));

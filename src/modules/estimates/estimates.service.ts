@@ -1,8 +1,8 @@
 import { estimateLineItems, estimates } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { addDays, today } from '../../platform/dates.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/pagination.js';
 import { canTake, take } from '../../platform/state-machine.js';

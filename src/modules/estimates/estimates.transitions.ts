@@ -1,4 +1,4 @@
-import type { CatalogEvent } from '../../delivery/catalog.js';
+import type { CatalogEvent } from '../../platform/events/catalog.js';
 import { stateMachine } from '../../platform/state-machine.js';
 
 export const ESTIMATE_STATUSES = ['draft', 'sent', 'viewed', 'approved', 'declined', 'expired', 'converted'] as const;

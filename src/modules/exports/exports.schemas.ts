@@ -4,7 +4,6 @@ import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.
 import { EXPORT_RESOURCE_NAMES } from './exports.registry.js';
 
 export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export const EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
 

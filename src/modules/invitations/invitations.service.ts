@@ -1,14 +1,15 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { invitations, members, users } from '../../db/schema/index.js';
+import { invitations, users } from '../../db/schema/index.js';
+import { setActiveOrganization } from '../../platform/auth/sessions.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { type Ctx, withTenant } from '../../platform/tenancy.js';
+import { type Ctx, type Role, withTenant } from '../../platform/tenancy.js';
 import { queueMail } from '../mail/mail.service.js';
-import { setActiveOrganization } from '../organizations/organizations.service.js';
+import { addMember } from '../members/members.refs.js';
 
 const TTL_DAYS = 7;
 type Row = typeof invitations.$inferSelect;
@@ -73,10 +74,7 @@ export async function acceptInvitation(db: Db, userId: string, sessionId: string
       .where(and(eq(invitations.id, id), eq(invitations.status, 'pending')))
       .returning({ id: invitations.id });
     if (claimed.length === 0) throw new AppError('INVALID_STATE', 'This invitation was already accepted');
-    await tx
-      .insert(members)
-      .values({ id: newId('mem'), organizationId: inv.organizationId, userId, role: inv.role })
-      .onConflictDoNothing();
+    await addMember(tx, inv.organizationId, userId, inv.role as Role);
   });
   if (sessionId) await setActiveOrganization(db, sessionId, inv.organizationId);
   return { organizationId: inv.organizationId, role: inv.role as 'admin' | 'member' };

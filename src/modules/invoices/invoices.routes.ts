@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { recordPayment } from '../../flows/record-payment.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
-import { recordInvoicePayment } from '../payments/payments.service.js';
 
 import { batchInvoices, invoicesFromJobs } from './invoices.from-jobs.js';
 import {
@@ -166,7 +166,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const data = await inRequestTenant(database.db, request, (ctx) =>
-        recordInvoicePayment(ctx, request.params.id, request.body),
+        recordPayment(ctx, request.params.id, request.body),
       );
       return reply.code(201).send({ data });
     },

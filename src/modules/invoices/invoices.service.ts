@@ -1,8 +1,8 @@
 import { and, asc, eq, gte, lte } from 'drizzle-orm';
 import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import type { Page } from '../../platform/pagination.js';

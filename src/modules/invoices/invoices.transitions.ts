@@ -1,4 +1,4 @@
-import type { CatalogEvent } from '../../delivery/catalog.js';
+import type { CatalogEvent } from '../../platform/events/catalog.js';
 import { canTake, stateMachine } from '../../platform/state-machine.js';
 
 export const INVOICE_STATUSES = ['draft', 'sent', 'partially_paid', 'paid', 'overdue', 'void', 'written_off'] as const;

@@ -262,7 +262,6 @@ export const CalendarDay = Type.Object(
   { additionalProperties: false },
 );
 
-export const JobResponse = Envelope(Job);
 export const JobDetailResponse = Envelope(JobDetail);
 export const JobListResponse = Envelope(Type.Array(Job));
 export const CalendarResponse = Envelope(

@@ -7,9 +7,10 @@ import {
   members,
   type StoredJobLine,
 } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
+import { stamp } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
@@ -56,13 +57,6 @@ export function jobView(r: JobRow) {
   };
 }
 export type JobView = ReturnType<typeof jobView>;
-
-let lastStamp = 0;
-/** Strictly increasing in this process, so several entries of one change keep their order. */
-function stamp(): Date {
-  lastStamp = Math.max(Date.now(), lastStamp + 1);
-  return new Date(lastStamp);
-}
 
 const actorId = (ctx: Ctx) => (ctx.actor.kind === 'portal' ? null : ctx.actor.id);
 

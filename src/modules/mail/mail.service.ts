@@ -29,7 +29,7 @@ export interface QueuedMail {
   to: string[];
   subject: string;
   text: string;
-  /** Attach the document's PDF, rendered by the worker when it sends (mail.attachments.ts). */
+  /** Attach the document's PDF, rendered by the worker when it sends (src/modules/mail.attachments.ts). */
   attachPdf?: boolean;
 }
 

@@ -6,9 +6,10 @@ import { mailJobs } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { createMailer, type MailAttachment, type Mailer } from '../../platform/mail.js';
 import { statesAccepting, take } from '../../platform/state-machine.js';
+import type { Ctx } from '../../platform/tenancy.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
+import type { PdfSource } from '../billing/document-pdf.js';
 import { renderPdf } from '../billing/document-pdf.js';
-import { pdfSources } from './mail.attachments.js';
 import type { MailDocumentType } from './mail.service.js';
 import { type MailStatus, mailMachine } from './mail.states.js';
 
@@ -20,6 +21,18 @@ const LEASE_MS = 5 * 60_000;
 /** 30 s, 1 min, 2 min, … capped at 1 h: about a day of attempts before giving up. */
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 60 * 60_000;
+/**
+ * How the worker reads the PDF a queued mail attaches, by document type. The list names
+ * document modules, so it is assembled at the top (src/modules/mail.attachments.ts) and handed in.
+ */
+export type PdfSources = Partial<Record<MailDocumentType, (ctx: Ctx, id: string) => Promise<PdfSource>>>;
+
+/** Who sends (the mail server) and what they attach. */
+export interface MailSenders {
+  mailer: Mailer;
+  pdfSources: PdfSources;
+}
+
 export const MAX_MAIL_ATTEMPTS = 30;
 
 export const retryDelayMs = (attempts: number) =>
@@ -63,7 +76,7 @@ async function claimOne(database: Database, now: Date): Promise<MailJob | undefi
  * The job's PDF, if it attaches one: the document is read in a short tenant transaction,
  * then drawn with none open (rendering takes a while and needs no rows).
  */
-async function attachmentsOf(database: Database, job: MailJob): Promise<MailAttachment[]> {
+async function attachmentsOf(database: Database, pdfSources: PdfSources, job: MailJob): Promise<MailAttachment[]> {
   const read = job.attachment === 'pdf' ? pdfSources[job.documentType as MailDocumentType] : undefined;
   if (!read) return [];
   const source = await inTenant(database.db, job.organizationId, ACTOR, (ctx) => read(ctx, job.documentId));
@@ -72,10 +85,15 @@ async function attachmentsOf(database: Database, job: MailJob): Promise<MailAtta
 }
 
 /** One job: attachment, the mail server, then the outcome recorded inside the job's tenant. */
-async function deliver(database: Database, mailer: Mailer, job: MailJob, now: Date): Promise<void> {
+async function deliver(
+  database: Database,
+  { mailer, pdfSources }: MailSenders,
+  job: MailJob,
+  now: Date,
+): Promise<void> {
   let error: string | null = null;
   try {
-    const attachments = await attachmentsOf(database, job);
+    const attachments = await attachmentsOf(database, pdfSources, job);
     await mailer.send({
       to: job.to,
       subject: job.subject,
@@ -119,7 +137,7 @@ async function deliver(database: Database, mailer: Mailer, job: MailJob, now: Da
  */
 export async function deliverDueMail(
   database: Database,
-  mailer: Mailer,
+  senders: MailSenders,
   now: Date | (() => Date) = () => new Date(),
   limit = BATCH,
 ) {
@@ -129,19 +147,21 @@ export async function deliverDueMail(
     const at = clock();
     const job = await claimOne(database, at);
     if (!job) break;
-    await deliver(database, mailer, job, at);
+    await deliver(database, senders, job, at);
     attempted++;
   }
   return attempted;
 }
 
-let workerMailer: Mailer | undefined;
-
-export const mailTask: WorkerTask = {
-  name: TASK,
-  intervalMs: 2_000,
-  run: (t) => {
-    workerMailer ??= createMailer(t.config);
-    return deliverDueMail(t.database, workerMailer);
-  },
-};
+/** The worker task; `pdfSources` is the list of documents a mail can attach (src/modules/mail.attachments.ts). */
+export function createMailTask(pdfSources: PdfSources): WorkerTask {
+  let mailer: Mailer | undefined;
+  return {
+    name: TASK,
+    intervalMs: 2_000,
+    run: (t) => {
+      mailer ??= createMailer(t.config);
+      return deliverDueMail(t.database, { mailer, pdfSources });
+    },
+  };
+}

@@ -1,12 +1,14 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
-import { members, organizations, sessions } from '../../db/schema/index.js';
+import { members, organizations } from '../../db/schema/index.js';
+import { setActiveOrganization } from '../../platform/auth/sessions.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { withTenant } from '../../platform/tenancy.js';
+import { addMember } from '../members/members.refs.js';
 
 export interface OrganizationView {
   id: string;
@@ -31,7 +33,7 @@ export async function createOrganization(
       .insert(organizations)
       .values({ id, name: input.name.trim(), plan: input.plan, timezone })
       .returning();
-    await tx.insert(members).values({ id: newId('mem'), organizationId: id, userId: input.userId, role: 'owner' });
+    await addMember(tx, id, input.userId, 'owner');
     return org as typeof organizations.$inferSelect;
   });
   if (input.sessionId) await setActiveOrganization(db, input.sessionId, id);
@@ -65,16 +67,6 @@ export async function activateOrganization(db: Db, userId: string, sessionId: st
   if (!row) throw notFound('Organization');
   await setActiveOrganization(db, sessionId, organizationId);
   return { ...view(row.org, row.role), active: true };
-}
-
-export async function setActiveOrganization(db: Db, sessionId: string, organizationId: string) {
-  // updatedAt too: the next sign-in starts in the organization activated last (platform/auth/better-auth.ts).
-  await asPlatform(db, (tx) =>
-    tx
-      .update(sessions)
-      .set({ activeOrganizationId: organizationId, updatedAt: new Date() })
-      .where(eq(sessions.id, sessionId)),
-  );
 }
 
 function view(org: typeof organizations.$inferSelect, role: string): Omit<OrganizationView, 'active'> {

@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import { invoices, paymentRefunds, payments } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
 import { today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
@@ -11,6 +11,7 @@ import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { calendarBound } from '../billing/date-filter.js';
 import { postInvoiceIssued, postInvoicePayment, postPaymentRefund } from '../invoices/invoices.ledger.js';
+import { applyPayment, reversePayment } from '../invoices/invoices.payments.js';
 import type { PaymentMethod } from '../invoices/invoices.schemas.js';
 import {
   balanceCents,
@@ -21,13 +22,7 @@ import {
   type InvoiceDetailView,
   type InvoiceRow,
 } from '../invoices/invoices.service.js';
-import {
-  acceptsPayment,
-  type InvoiceStatus,
-  type InvoiceTrigger,
-  invoiceMachine,
-  refundTrigger,
-} from '../invoices/invoices.transitions.js';
+import { acceptsPayment, type InvoiceStatus, type InvoiceTrigger } from '../invoices/invoices.transitions.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import {
   type PaymentOrigin,
@@ -207,19 +202,7 @@ export async function receivePayment(ctx: Ctx, invoice: InvoiceRow, input: Incom
 
   let trigger: InvoiceTrigger | undefined;
   let current = invoice;
-  if (applied > 0) {
-    trigger = applied === balance ? 'full_payment' : 'partial_payment';
-    const [updated] = await ctx.tx
-      .update(invoices)
-      .set({
-        status: take(invoiceMachine, status, trigger),
-        amountPaidCents: invoice.amountPaidCents + applied,
-        updatedAt: new Date(),
-      })
-      .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, invoice.id)))
-      .returning();
-    current = updated as InvoiceRow;
-  }
+  if (applied > 0) ({ invoice: current, trigger } = await applyPayment(ctx, invoice, applied, balance));
   // Paid straight from draft: the invoice enters receivables first, then the payment clears it.
   if (status === 'draft' && applied > 0) await postInvoiceIssued(ctx, current);
   await postInvoicePayment(ctx, invoice, row);
@@ -241,26 +224,6 @@ export interface PaymentInput {
   paymentDate?: string | undefined;
   method: PaymentMethod;
   reference?: string | undefined;
-}
-
-/** `POST /api/invoices/{id}/payments`: the office records money it received. */
-export async function recordInvoicePayment(ctx: Ctx, invoiceId: string, input: PaymentInput) {
-  const invoice = await findRow(ctx, invoiceId, true);
-  const amountCents = toCents(input.amount, 'amount');
-  const { timezone } = await getOrgSettings(ctx);
-  const todayDate = today(timezone);
-  const paymentDate = input.paymentDate ?? todayDate;
-  if (paymentDate > todayDate) throw invalidField('paymentDate', `must not be after today (${todayDate})`);
-  const recorded = await receivePayment(ctx, invoice, {
-    amountCents,
-    paymentDate,
-    method: input.method,
-    reference: input.reference?.trim() || null,
-    origin: 'API',
-    processorPaymentId: null,
-    keepExcess: false,
-  });
-  return recorded.invoice;
 }
 
 export interface OutgoingRefund {
@@ -327,19 +290,13 @@ export async function refundPayment(ctx: Ctx, paymentId: string, input: Outgoing
   let current = invoice;
   let trigger: InvoiceTrigger | undefined;
   if (fromInvoice > 0) {
-    const paidAfter = invoice.amountPaidCents - fromInvoice;
     const { timezone } = await getOrgSettings(ctx);
-    trigger = refundTrigger(paidAfter, invoice.dueDate < today(timezone));
-    const [updated] = await ctx.tx
-      .update(invoices)
-      .set({
-        status: take(invoiceMachine, invoice.status as InvoiceStatus, trigger),
-        amountPaidCents: paidAfter,
-        updatedAt: new Date(),
-      })
-      .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.id, invoice.id)))
-      .returning();
-    current = updated as InvoiceRow;
+    ({ invoice: current, trigger } = await reversePayment(
+      ctx,
+      invoice,
+      fromInvoice,
+      invoice.dueDate < today(timezone),
+    ));
   }
   await postPaymentRefund(ctx, invoice, refund);
   const invoiceDetail = await detailOf(ctx, current);

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StripeDeps } from '../payments/stripe-client.js';
 import { type PortalAssets, renderFailurePage, renderPortalPage } from './portal.html.js';
 import { loadPortalPage } from './portal.page.js';
+import type { PortalHandlers } from './portal.registry.js';
 
 /*
  * The customer page at /portal/{token}: the emailed link (/api/portal/{token}) sends a
@@ -67,7 +68,7 @@ export function prefersHtml(accept: string | undefined): boolean {
   return htmlQ > 0 && htmlQ > jsonQ;
 }
 
-export function registerPortalPage(app: FastifyInstance, stripe: StripeDeps): void {
+export function registerPortalPage(app: FastifyInstance, stripe: StripeDeps, handlers: PortalHandlers): void {
   const assets = loadAssets();
   const versions: PortalAssets = {
     css: (assets.get('portal.css') as Asset).etag.slice(1, 9),
@@ -96,6 +97,7 @@ export function registerPortalPage(app: FastifyInstance, stripe: StripeDeps): vo
         request.params.token,
         { ip: request.ip, userAgent: request.headers['user-agent'] ?? '' },
         stripe,
+        handlers,
       );
       return send(reply, renderPortalPage(model, versions));
     } catch (err) {

@@ -4,8 +4,7 @@ import { inTenant } from '../../platform/tenancy.js';
 import { customerById, customerName } from '../customers/customers.refs.js';
 import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe-client.js';
 import { getOrgSettings } from '../settings/settings.service.js';
-import { portalHandlers } from './portal.handlers.js';
-import type { PortalRequestMeta } from './portal.registry.js';
+import type { PortalHandlers, PortalRequestMeta } from './portal.registry.js';
 import { lookupPortalLink, type PortalDocumentType } from './portal.service.js';
 
 /** Who the customer deals with, as the page shows it (from the organization's settings). */
@@ -48,6 +47,7 @@ export async function loadPortalPage(
   token: string,
   meta: PortalRequestMeta,
   stripe: StripeDeps,
+  portalHandlers: PortalHandlers,
 ): Promise<PortalPageModel> {
   const link = await lookupPortalLink(db, token);
   const handler = link ? portalHandlers[link.documentType] : undefined;

@@ -10,7 +10,7 @@ export interface PortalRequestMeta {
 
 /**
  * What a document type offers in the customer portal. Each billing/contract
- * module registers one in portal.handlers.ts; portal.routes.ts dispatches to it.
+ * module registers one in src/modules/portal.handlers.ts; portal.routes.ts dispatches to it.
  * Handlers run inside the token's organization with `ctx.actor.kind === 'portal'`
  * (the customer), so activity entries can tell customer actions from staff ones.
  */

@@ -9,8 +9,8 @@ import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
 import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schemas.js';
 import { payFromPortal } from '../payments/payment-intents.service.js';
 import { stripeDeps } from '../payments/stripe-client.js';
-import { portalHandlers } from './portal.handlers.js';
 import { prefersHtml, registerPortalPage } from './portal.page.routes.js';
+import type { PortalHandlers } from './portal.registry.js';
 import { resolvePortalToken } from './portal.service.js';
 
 const PortalDocument = Envelope(
@@ -52,15 +52,19 @@ const tokenKey = (request: FastifyRequest) => `link:${(request.params as { token
 
 /**
  * The customer portal: no session, the token in the emailed link is the credential.
- * Every call runs inside the token's organization, as that organization.
+ * Every call runs inside the token's organization, as that organization. The document types
+ * it serves are handed in (src/modules/portal.handlers.ts, listed at the top in index.ts).
  */
-export default async function portalRoutes(fastify: FastifyInstance) {
+export default async function portalRoutes(
+  fastify: FastifyInstance,
+  { handlers: portalHandlers }: { handlers: PortalHandlers },
+) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database, config } = app.deps;
   const tags = ['portal'];
   const stripe = stripeDeps(config);
   const meta = (ip: string, ua: string | undefined) => ({ ip, userAgent: ua ?? '' });
-  registerPortalPage(fastify, stripe);
+  registerPortalPage(fastify, stripe, portalHandlers);
 
   app.get(
     '/api/portal/:token',

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { billPurchaseOrder } from '../../flows/bill-purchase-order.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
@@ -13,7 +14,6 @@ import {
   UpdatePoBody,
 } from './purchase-orders.schemas.js';
 import {
-  billFromPurchaseOrder,
   cancelPurchaseOrder,
   createPurchaseOrder,
   deletePurchaseOrder,
@@ -187,7 +187,7 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const data = await inRequestTenant(database.db, request, (ctx) => billFromPurchaseOrder(ctx, request.params.id));
+      const data = await inRequestTenant(database.db, request, (ctx) => billPurchaseOrder(ctx, request.params.id));
       return reply.code(201).send({ data });
     },
   );

@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
 import { jobs, purchaseOrderLines, purchaseOrders } from '../../db/schema/index.js';
-import { emit } from '../../delivery/outbox.js';
-import { addDays, today } from '../../platform/dates.js';
+import { today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, fromCents, lineAmountCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
@@ -10,8 +10,6 @@ import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
-import { insertBill } from '../bills/bills.service.js';
-import { ACCOUNT } from '../ledger/ledger.accounts.js';
 import { queueMail } from '../mail/mail.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireVendor } from '../vendors/vendors.service.js';
@@ -294,11 +292,10 @@ export async function sendPurchaseOrder(ctx: Ctx, id: string) {
 }
 
 /**
- * A draft bill with the received order's lines (amount = the line's amount, booked
- * to 5100 Equipment and Maintenance when the line names equipment, else 5000).
- * One bill per order: a second → 409.
+ * Step 1 of billing a purchase order (src/flows/bill-purchase-order.ts): the order, locked,
+ * checked to be received and not billed yet, with the lines that have an amount.
  */
-export async function billFromPurchaseOrder(ctx: Ctx, id: string) {
+export async function billableOrder(ctx: Ctx, id: string) {
   const row = await findRow(ctx, id, true);
   if (row.status !== 'received') {
     throw invalidState(`Only a received purchase order can be billed; this one is ${row.status}`);
@@ -306,24 +303,10 @@ export async function billFromPurchaseOrder(ctx: Ctx, id: string) {
   if (row.billId) throw invalidState(`Purchase order ${row.poNumber} already has bill ${row.billId}`);
   const lines = (await linesOfOne(ctx, id)).filter((l) => l.amountCents > 0);
   if (lines.length === 0) throw invalidState(`Purchase order ${row.poNumber} has nothing to bill (total 0)`);
-  const vendor = await requireVendor(ctx, row.vendorId, { allowInactive: true });
-  const settings = await getOrgSettings(ctx);
-  const billDate = today(settings.timezone);
-  const bill = await insertBill(ctx, {
-    vendor,
-    purchaseOrderId: row.id,
-    vendorReference: null,
-    billDate,
-    dueDate: addDays(billDate, vendor.paymentTermsDays ?? settings.paymentTermsDays),
-    notes: `From purchase order ${row.poNumber}`,
-    lines: lines.map((l) => ({
-      description: `${l.description} (${Number(l.quantity)} × ${fromCents(l.unitCostCents).toFixed(2)})`,
-      amountCents: l.amountCents,
-      accountCode: l.equipmentId ? '5100' : ACCOUNT.materials,
-    })),
-    totalCents: lines.reduce((s, l) => s + l.amountCents, 0),
-    draft: true,
-  });
-  await ctx.tx.update(purchaseOrders).set({ billId: bill.id, updatedAt: new Date() }).where(mine(ctx, id));
-  return bill;
+  return { order: row, lines };
+}
+
+/** The last step of billing a purchase order: it points at its bill (one bill per order). */
+export async function markBilled(ctx: Ctx, id: string, billId: string) {
+  await ctx.tx.update(purchaseOrders).set({ billId, updatedAt: new Date() }).where(mine(ctx, id));
 }

@@ -1,4 +1,4 @@
-import type { CatalogEvent } from '../../delivery/catalog.js';
+import type { CatalogEvent } from '../../platform/events/catalog.js';
 import { stateMachine } from '../../platform/state-machine.js';
 
 export const PO_STATUSES = ['draft', 'sent', 'received', 'cancelled'] as const;

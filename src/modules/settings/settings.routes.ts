@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { SecretBox } from '../../delivery/secrets.js';
 import { inRequestTenant } from '../../platform/access.js';
+import { SecretBox } from '../../platform/secrets.js';
 
 import { SettingsResponse, UpdateSettingsBody } from './settings.schemas.js';
 import { getOrgSettings, settingsView, updateOrgSettings } from './settings.service.js';

@@ -2,11 +2,12 @@ import { Decimal } from 'decimal.js';
 import { eq } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
 import { organizations } from '../../db/schema/index.js';
-import type { SecretBox } from '../../delivery/secrets.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import type { SecretBox } from '../../platform/secrets.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { mergeOrganizationSettings } from '../organizations/organizations.refs.js';
 import type { UpdateSettingsInput } from './settings.schemas.js';
 
 /** Organization settings (decisions §4) with their defaults. Money thresholds are cents. */
@@ -147,19 +148,6 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     patch.stripeSecretKeySealed =
       input.stripeSecretKey === null ? null : (box as SecretBox).seal(input.stripeSecretKey);
   }
-  const [org] = await ctx.tx
-    .select({ settings: organizations.settings })
-    .from(organizations)
-    .where(eq(organizations.id, ctx.organizationId))
-    .for('update');
-  if (!org) throw notFound('Organization');
-  await ctx.tx
-    .update(organizations)
-    .set({
-      settings: { ...((org.settings ?? {}) as Record<string, unknown>), ...patch },
-      ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
-      updatedAt: new Date(),
-    })
-    .where(eq(organizations.id, ctx.organizationId));
+  await mergeOrganizationSettings(ctx, patch, input.timezone);
   return settingsView(await getOrgSettings(ctx));
 }

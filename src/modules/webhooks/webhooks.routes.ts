@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { SecretBox } from '../../delivery/secrets.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
+import { SecretBox } from '../../platform/secrets.js';
 import {
   CreatedWebhookEndpointResponse,
   CreateWebhookBody,

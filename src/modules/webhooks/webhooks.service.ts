@@ -1,14 +1,14 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
-import { isKnownEvent, TEST_EVENT } from '../../delivery/catalog.js';
 import { deliveryBody, notifyWorkers } from '../../delivery/fanout.js';
-import { newWebhookSecret, type SecretBox } from '../../delivery/secrets.js';
 import { registrationBlockedReason } from '../../delivery/ssrf.js';
 import { AppError, type FieldIssue, invalidState, notFound } from '../../platform/errors.js';
+import { isKnownEvent, TEST_EVENT } from '../../platform/events/catalog.js';
 import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { newWebhookSecret, type SecretBox } from '../../platform/secrets.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /** Spec Part 8: after a rotation the previous secret keeps signing for 24 hours. */

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { rowsOf } from '../../db/client.js';
 import { winterRoutes, winterRuns, winterVisits } from '../../db/schema/index.js';
 import { AppError } from '../../platform/errors.js';
 import { fromCents, lineAmountCents } from '../../platform/money.js';
@@ -107,7 +108,7 @@ async function markBilled(ctx: Ctx, billed: Array<{ visit: VisitRow; invoiceId: 
       )}) AS v(id, invoice_id, billed_cents)
       WHERE w.organization_id = ${ctx.organizationId} AND w.id = v.id AND w.invoice_id IS NULL
       RETURNING w.id`);
-    const updated = new Set((result as unknown as { rows: Array<{ id: string }> }).rows.map((r) => r.id));
+    const updated = new Set(rowsOf<{ id: string }>(result).map((r) => r.id));
     // Cannot happen while the rows are locked; if it did, the whole call rolls back.
     const lost = chunk.find(({ visit }) => !updated.has(visit.id));
     if (lost) throw new AppError('CONFLICT', `Visit ${lost.visit.id} was billed by another call`);

@@ -130,7 +130,6 @@ export const UpdateRouteBody = Type.Object(
 export type UpdateRouteInput = Static<typeof UpdateRouteBody>;
 
 export const ReplaceStopsBody = Type.Object({ stops: StopsInput }, { additionalProperties: false });
-export type ReplaceStopsInput = Static<typeof ReplaceStopsBody>;
 
 export const RouteListQuery = Type.Object(
   {
@@ -305,7 +304,6 @@ export const StormList = Envelope(Type.Array(Storm));
 export const RunResponse = Envelope(Run);
 export const RunList = Envelope(Type.Array(Run));
 export const DispatchResponse = Envelope(Type.Object({ runs: Type.Array(Run) }, { additionalProperties: false }));
-export const VisitResponse = Envelope(Visit);
 export const StormInvoiceResponse = Envelope(
   Type.Object({ invoices: Type.Array(InvoiceDetail) }, { additionalProperties: false }),
 );

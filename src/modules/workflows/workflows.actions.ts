@@ -1,6 +1,6 @@
-import { emit } from '../../delivery/outbox.js';
 import { addDays, today } from '../../platform/dates.js';
 import { AppError } from '../../platform/errors.js';
+import { emit } from '../../platform/events/outbox.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { addCustomerTag, getCustomer } from '../customers/customers.service.js';
 import { createJob } from '../jobs/jobs.service.js';

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { EVENT_CATALOG } from '../../delivery/catalog.js';
 import { StringEnum } from '../../platform/enum.js';
+import { EVENT_CATALOG } from '../../platform/events/catalog.js';
 import { DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
 import { OPERATORS } from './workflows.conditions.js';
 
@@ -10,7 +10,6 @@ export const MAX_CONDITIONS = 20;
 export const RUN_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export const ACTION_STATUSES = ['succeeded', 'failed', 'skipped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
 
 const Name = Type.String({
   minLength: 1,

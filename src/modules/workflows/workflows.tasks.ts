@@ -1,8 +1,9 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { TaskContext, WorkerTask } from '../../background/runner.js';
-import type { Database } from '../../db/client.js';
+import { type Database, rowsOf } from '../../db/client.js';
 import { events, workflowRuns, workflows } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
+import { markCheckedByWorkflows } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { take } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
@@ -84,15 +85,10 @@ export async function discoverRuns(database: Database, limit = DISCOVER_BATCH): 
       }
       if (runs.length > 0) await tx.insert(workflowRuns).values(runs).onConflictDoNothing();
     }
-    await tx
-      .update(events)
-      .set({ workflowsCheckedAt: new Date() })
-      .where(
-        inArray(
-          events.id,
-          batch.map((e) => e.id),
-        ),
-      );
+    await markCheckedByWorkflows(
+      tx,
+      batch.map((e) => e.id),
+    );
     return batch.length;
   });
 }
@@ -112,7 +108,7 @@ async function claimRuns(database: Database, leaseMs: number, limit: number) {
         WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
         ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING id, organization_id`);
-    return (result as unknown as { rows: Array<{ id: string; organization_id: string }> }).rows.map((r) => ({
+    return rowsOf<{ id: string; organization_id: string }>(result).map((r) => ({
       id: r.id,
       organizationId: r.organization_id,
     }));
@@ -216,7 +212,7 @@ export async function processWorkflows(
   return found + claimed.length;
 }
 
-/** The worker task (src/background/tasks.ts). */
+/** The worker task (listed in src/modules/tasks.ts). */
 export function createWorkflowTask(opts: WorkflowTaskOptions = {}): WorkerTask {
   return {
     name: 'workflows',

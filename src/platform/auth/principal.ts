@@ -4,11 +4,11 @@ import { PLANS, type Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { apiKeys, members, organizations } from '../../db/schema/index.js';
-import { resolveDeviceToken } from '../../modules/crew-tracking/devices.lookup.js';
 import { asPlatform } from '../cross-tenant.js';
 import { AppError } from '../errors.js';
 import { type Actor, type Role, withTenant } from '../tenancy.js';
 import type { Auth } from './better-auth.js';
+import { resolveDeviceToken } from './device-tokens.js';
 import type { GenerationReader } from './revocations.js';
 
 /** Who sent a request, resolved once per request (and cached briefly, see below). */

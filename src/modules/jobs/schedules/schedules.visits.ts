@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
-import { emitMany } from '../../../delivery/outbox.js';
+import { emitMany } from '../../../platform/events/outbox.js';
 import { newId } from '../../../platform/ids.js';
 import { take } from '../../../platform/state-machine.js';
 import type { Ctx } from '../../../platform/tenancy.js';

@@ -1,13 +1,15 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { deviceTokens, members, organizations } from '../../db/schema/index.js';
-import { asPlatform } from '../../platform/cross-tenant.js';
-import { withTenant } from '../../platform/tenancy.js';
+import { asPlatform } from '../cross-tenant.js';
+import { withTenant } from '../tenancy.js';
 
 /**
  * Cross-tenant lookup: a device token (`dev_…`) is presented before any tenant is
  * known; its hash is what tells us the organization, so this one query runs
- * outside a tenant context (like API keys in platform/auth/principal.ts). It joins
+ * outside a tenant context (like API keys in principal.ts). It belongs to authentication,
+ * not to crew tracking (which issues and revokes the tokens): the principal resolver needs it
+ * before any module runs. It joins
  * the member, so a device stops working the moment its member leaves, and takes
  * the member's current role (a device acts with its member's role).
  */

@@ -1,10 +1,13 @@
-import { sql } from 'drizzle-orm';
-import { events } from '../db/schema/index.js';
-import { AppError } from '../platform/errors.js';
-import { newId } from '../platform/ids.js';
-import type { Ctx } from '../platform/tenancy.js';
+import { inArray, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
+import { events } from '../../db/schema/index.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Ctx } from '../tenancy.js';
 import { isKnownEvent } from './catalog.js';
-import { WAKE_CHANNEL } from './fanout.js';
+
+/** The channel the webhook worker LISTENs on (PostgreSQL); emit() notifies it in the writing transaction. */
+export const WAKE_CHANNEL = 'crm_webhooks';
 
 export interface EmittedEvent {
   id: string;
@@ -62,4 +65,14 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
     )
     SELECT pg_notify(${WAKE_CHANNEL}, '')`);
   return items.length;
+}
+
+/**
+ * The workflow engine has matched these events against the workflows (its cursor over the
+ * outbox, `workflows_checked_at`). The outbox owns the events table, so the engine marks
+ * through here; `tx` is its cross-tenant pass.
+ */
+export async function markCheckedByWorkflows(tx: Tx, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await tx.update(events).set({ workflowsCheckedAt: new Date() }).where(inArray(events.id, eventIds));
 }

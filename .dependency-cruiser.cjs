@@ -1,0 +1,156 @@
+/**
+ * The layers of src/, as the folders' READMEs state them ("May import"), checked by
+ * `npm run lint`. From the ground up:
+ *
+ *   src/config.ts      the configuration
+ *   src/db/            client, migrations, Drizzle schema
+ *   src/platform/      HTTP plumbing, tenancy, auth, the event outbox and catalogue, secrets
+ *   src/background/    the task runner
+ *   src/delivery/      the webhook delivery engine
+ *   src/modules/<m>/   business modules
+ *   src/flows/         operations that span several modules (started by a module's routes)
+ *   src/modules/*.ts   the lists that name modules (routes, worker tasks, portal, attachments)
+ *   src/app.ts, src/server.ts, src/worker.ts, src/admin.ts   the entry points
+ *
+ * A folder imports only folders below it. The few known exceptions are named in the
+ * rule that allows them, each with its reason.
+ */
+const ENTRY = '^src/(app|server|worker|admin)[.]ts$';
+const TOP_LISTS = '^src/modules/[^/]+[.]ts$';
+const MODULE = '^src/modules/[^/]+/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'Files that import each other cannot be understood or tested one at a time. A loop closed only by `import type` (erased when compiled; today invoices.pdf/service, estimates.pdf/service, db client/drizzle-adapter) is allowed.',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'no-orphans',
+      severity: 'error',
+      comment: 'A file nothing imports is dead code (entry points and tests aside).',
+      from: {
+        orphan: true,
+        pathNot: ['[.]d[.]ts$', '[.]test[.]ts$', ENTRY, '^src/console/public/', '^src/modules/portal/public/'],
+      },
+      to: {},
+    },
+    {
+      name: 'config-imports-nothing',
+      severity: 'error',
+      comment: 'src/config.ts reads the environment and imports nothing else of src/.',
+      from: { path: '^src/config[.]ts$' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'db-imports-only-db',
+      severity: 'error',
+      comment: 'src/db/README.md: may import the configuration and nothing else of src/.',
+      from: { path: '^src/db/' },
+      to: { path: '^src/', pathNot: ['^src/db/', '^src/config[.]ts$'] },
+    },
+    {
+      name: 'platform-imports-db-and-config',
+      severity: 'error',
+      comment: 'src/platform/README.md: may import src/db/ and the configuration; never a module, the delivery engine or the runner.',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/', pathNot: ['^src/platform/', '^src/db/', '^src/config[.]ts$'] },
+    },
+    {
+      name: 'background-imports-below',
+      severity: 'error',
+      comment: 'src/background/README.md: the runner is handed its tasks (src/modules/tasks.ts); it may import src/platform/, src/db/ and the configuration.',
+      from: { path: '^src/background/' },
+      to: { path: '^src/', pathNot: ['^src/background/', '^src/platform/', '^src/db/', '^src/config[.]ts$'] },
+    },
+    {
+      name: 'delivery-imports-below',
+      severity: 'error',
+      comment: 'src/delivery/README.md: may import src/platform/, src/db/, src/background/ and the configuration; never a module.',
+      from: { path: '^src/delivery/', pathNot: '^src/delivery/payloads[.]ts$' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/delivery/', '^src/platform/', '^src/db/', '^src/background/', '^src/config[.]ts$'],
+      },
+    },
+    {
+      name: 'delivery-payloads-import-only-schemas',
+      severity: 'error',
+      comment:
+        'EXCEPTION 1 of 1: src/delivery/payloads.ts describes event data with the modules\' resource schemas (*.schemas.ts only) for the OpenAPI webhooks section. Issue 26 moves these descriptions up beside the modules; then this exception goes.',
+      from: { path: '^src/delivery/payloads[.]ts$' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/delivery/', '^src/platform/', '^src/db/', '^src/modules/[^/]+/[^/]+[.]schemas[.]ts$'],
+      },
+    },
+    {
+      name: 'modules-import-below-and-other-modules',
+      severity: 'error',
+      comment:
+        'src/modules/README.md: a module may import src/platform/, src/db/, src/background/ (the task type), the configuration and other modules; never the lists at the top, the entry points or the console.',
+      from: { path: MODULE },
+      to: { path: [TOP_LISTS, ENTRY, '^src/console/'] },
+    },
+    {
+      name: 'only-webhooks-module-uses-delivery',
+      severity: 'error',
+      comment: 'src/modules/README.md: the webhooks module checks endpoint URLs and wakes the engine with src/delivery/; no other module needs the engine (they emit through src/platform/events/).',
+      from: { path: MODULE, pathNot: '^src/modules/webhooks/' },
+      to: { path: '^src/delivery/' },
+    },
+    {
+      name: 'modules-do-not-import-routes-of-others',
+      severity: 'error',
+      comment: 'src/modules/README.md: another module is used through its exported functions (*.refs.ts, its service), never its routes.',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/[^/]+/[^/]+[.]routes[.]ts$', pathNot: '^src/modules/$1/' },
+    },
+    {
+      name: 'flows-are-started-by-routes',
+      severity: 'error',
+      comment: 'src/flows/README.md: a flow is started by the routes of the module its URL names (or by another flow); services never call up into a flow.',
+      from: { path: MODULE, pathNot: '[.]routes[.]ts$' },
+      to: { path: '^src/flows/' },
+    },
+    {
+      name: 'flows-import-below',
+      severity: 'error',
+      comment: 'src/flows/README.md: a flow calls modules\' exported functions, src/platform/ and src/db/; never routes, the lists at the top or the entry points.',
+      from: { path: '^src/flows/' },
+      to: { path: ['[.]routes[.]ts$', TOP_LISTS, ENTRY, '^src/console/', '^src/delivery/'] },
+    },
+    {
+      name: 'console-imports-nothing',
+      severity: 'error',
+      comment: 'src/console/README.md: it serves files; the pages call the API over HTTP.',
+      from: { path: '^src/console/' },
+      to: { path: '^src/', pathNot: '^src/console/' },
+    },
+    {
+      name: 'only-entry-points-import-entry-points',
+      severity: 'error',
+      comment: 'src/app.ts, src/server.ts, src/worker.ts and src/admin.ts are the top: nothing below imports them.',
+      from: { pathNot: ENTRY },
+      to: { path: ENTRY },
+    },
+    {
+      name: 'top-lists-are-imported-from-the-top',
+      severity: 'error',
+      comment: 'The lists that name modules (src/modules/*.ts) are handed down by the entry points, never imported from below.',
+      from: { path: '^src/', pathNot: [ENTRY, TOP_LISTS] },
+      to: { path: TOP_LISTS },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/console/public/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

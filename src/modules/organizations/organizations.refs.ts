@@ -1,0 +1,30 @@
+import { eq } from 'drizzle-orm';
+import { organizations } from '../../db/schema/index.js';
+import { notFound } from '../../platform/errors.js';
+import type { Ctx } from '../../platform/tenancy.js';
+
+/**
+ * Merges `patch` into the organization's settings (and sets its timezone, when given),
+ * under a row lock so two concurrent PATCHes of different keys both land. The settings
+ * module decides what the settings are; the organizations module owns the row.
+ */
+export async function mergeOrganizationSettings(
+  ctx: Ctx,
+  patch: Record<string, unknown>,
+  timezone: string | undefined,
+): Promise<void> {
+  const [org] = await ctx.tx
+    .select({ settings: organizations.settings })
+    .from(organizations)
+    .where(eq(organizations.id, ctx.organizationId))
+    .for('update');
+  if (!org) throw notFound('Organization');
+  await ctx.tx
+    .update(organizations)
+    .set({
+      settings: { ...((org.settings ?? {}) as Record<string, unknown>), ...patch },
+      ...(timezone !== undefined ? { timezone } : {}),
+      updatedAt: new Date(),
+    })
+    .where(eq(organizations.id, ctx.organizationId));
+}

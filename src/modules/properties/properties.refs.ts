@@ -1,0 +1,27 @@
+import { and, eq } from 'drizzle-orm';
+import { properties } from '../../db/schema/index.js';
+import type { Ctx } from '../../platform/tenancy.js';
+
+/**
+ * A customer is anonymized (customers.service.ts): the personal parts of their properties
+ * go too (name, address, access notes, gate code, coordinates), in the same transaction;
+ * the street reads `placeholder`.
+ * The properties module owns the table, so customers ask here.
+ */
+export async function anonymizePropertiesOf(ctx: Ctx, customerId: string, placeholder: string, now: Date) {
+  await ctx.tx
+    .update(properties)
+    .set({
+      name: null,
+      street: placeholder,
+      city: null,
+      state: null,
+      zip: null,
+      accessNotes: null,
+      gateCode: null,
+      lat: null,
+      lng: null,
+      updatedAt: now,
+    })
+    .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.customerId, customerId)));
+}

@@ -1,0 +1,25 @@
+import { and, eq } from 'drizzle-orm';
+import { purchaseOrders } from '../../db/schema/index.js';
+import type { Ctx } from '../../platform/tenancy.js';
+
+/*
+ * What the bills module asks of purchase orders, which it may neither read nor write
+ * directly (the purchase-orders module owns the table).
+ */
+
+/** The vendor of a purchase order of this organization, or undefined when there is none. */
+export async function purchaseOrderVendorId(ctx: Ctx, id: string): Promise<string | undefined> {
+  const [po] = await ctx.tx
+    .select({ vendorId: purchaseOrders.vendorId })
+    .from(purchaseOrders)
+    .where(and(eq(purchaseOrders.organizationId, ctx.organizationId), eq(purchaseOrders.id, id)));
+  return po?.vendorId;
+}
+
+/** A draft bill is deleted: the order it came from may be billed again. */
+export async function releaseBill(ctx: Ctx, billId: string): Promise<void> {
+  await ctx.tx
+    .update(purchaseOrders)
+    .set({ billId: null })
+    .where(and(eq(purchaseOrders.organizationId, ctx.organizationId), eq(purchaseOrders.billId, billId)));
+}

@@ -1,0 +1,19 @@
+import { eq } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { sessions } from '../../db/schema/index.js';
+import { asPlatform } from '../cross-tenant.js';
+
+/**
+ * Makes `organizationId` the session's active organization. Sessions belong to
+ * authentication (Better Auth writes them); creating an organization, switching to one and
+ * accepting an invitation move the session through here. updatedAt too: the next sign-in
+ * starts in the organization activated last (better-auth.ts).
+ */
+export async function setActiveOrganization(db: Db, sessionId: string, organizationId: string) {
+  await asPlatform(db, (tx) =>
+    tx
+      .update(sessions)
+      .set({ activeOrganizationId: organizationId, updatedAt: new Date() })
+      .where(eq(sessions.id, sessionId)),
+  );
+}
