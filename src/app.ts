@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import consolePlugin from './console/console.plugin.js';
 import { type Database, rowsOf } from './db/client.js';
+import { EVENT_PAYLOADS, EVENT_RESOURCES } from './modules/event-payloads.js';
 import { modules } from './modules/index.js';
 import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
@@ -174,6 +175,7 @@ export async function buildApp(
       finishDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject, registeredRoutes, {
         version: PACKAGE_VERSION,
         servers: [{ url: '/', description: 'The server that serves this document' }],
+        webhooks: { payloads: EVENT_PAYLOADS, resources: EVENT_RESOURCES },
       }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

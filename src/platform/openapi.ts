@@ -1,5 +1,3 @@
-import { EVENT_CATALOG } from '../delivery/catalog.js';
-import { PAYLOAD_SCHEMAS, WEBHOOK_PAYLOADS } from '../delivery/payloads.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 
 /**
@@ -201,9 +199,19 @@ function errorSchema(status: number): Json {
   };
 }
 
+/**
+ * What the `webhooks` section describes, handed down from the top (src/modules/event-payloads.ts):
+ * the `data` schema of each event, and the resource schemas they carry by component name.
+ */
+export interface WebhookPayloads {
+  payloads: ReadonlyMap<string, object>;
+  resources: Readonly<Record<string, object>>;
+}
+
 export interface FinishOptions {
   version: string;
   servers: Json[];
+  webhooks?: WebhookPayloads;
 }
 
 /** Completes the generated document in place and returns it (the `transformObject` of @fastify/swagger). */
@@ -317,7 +325,7 @@ export function finishDocument(doc: Json, routes: RegisteredRoute[], opts: Finis
   // The serialisation-only catch-all is replaced by the per-status schemas above.
   if (!JSON.stringify(paths).includes('#/components/schemas/ErrorBody')) delete schemas.ErrorBody;
   if (!Object.values(paths).some((i) => i.post)) delete parameters.IdempotencyKey;
-  doc.webhooks = webhookDocs(schemas);
+  doc.webhooks = webhookDocs(schemas, opts.webhooks ?? { payloads: new Map(), resources: {} });
   dropInlineDiscriminators(doc.paths);
   return doc;
 }
@@ -343,8 +351,22 @@ function dropInlineDiscriminators(node: unknown): void {
 
 export const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
+/**
+ * A TypeBox schema as plain JSON (enumerable keys only, as JSON.stringify sees it), with every
+ * object that IS one of the named resources replaced by a `$ref` to its component.
+ */
+function withRefs(node: unknown, names: ReadonlyMap<object, string>, top = true): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  const name = top ? undefined : names.get(node);
+  if (name) return { $ref: `#/components/schemas/${name}` };
+  if (Array.isArray(node)) return node.map((n) => withRefs(n, names, false));
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node)) out[key] = withRefs(value, names, false);
+  return out;
+}
+
 /** The OpenAPI 3.1 `webhooks` section: one POST per catalog event, the delivery envelope around its data. */
-function webhookDocs(schemas: Json): Json {
+function webhookDocs(schemas: Json, described: WebhookPayloads): Json {
   schemas.WebhookDelivery = {
     type: 'object',
     title: 'WebhookDelivery',
@@ -360,12 +382,12 @@ function webhookDocs(schemas: Json): Json {
     },
   };
   // The resources the payloads carry, as the same schemas the API answers with.
-  for (const [name, schema] of Object.entries(PAYLOAD_SCHEMAS)) {
-    schemas[name] ??= { title: name, ...(JSON.parse(JSON.stringify(schema)) as Json) };
+  const names = new Map(Object.entries(described.resources).map(([name, schema]) => [schema, name]));
+  for (const [name, schema] of Object.entries(described.resources)) {
+    schemas[name] ??= { title: name, ...(withRefs(schema, names) as Json) };
   }
   const out: Json = {};
-  for (const event of EVENT_CATALOG) {
-    const payload = WEBHOOK_PAYLOADS.get(event);
+  for (const [event, payload] of described.payloads) {
     const name = `${pascal(event.replace(/[.]/g, '-'))}Event`;
     schemas[name] = {
       title: name,
@@ -375,13 +397,7 @@ function webhookDocs(schemas: Json): Json {
           type: 'object',
           properties: {
             event: { const: event },
-            data: {
-              type: 'object',
-              description: `The data of \`${event}\``,
-              required: payload?.required ?? [],
-              properties: payload?.properties ?? {},
-              additionalProperties: true,
-            },
+            data: { ...(withRefs(payload, names) as Json), description: `The data of \`${event}\`` },
           },
         },
       ],

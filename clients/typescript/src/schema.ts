@@ -76,7 +76,7 @@ export interface paths {
         };
         /**
          * The current user and session
-         * @description `data` is null when the request carries no valid session.
+         * @description Answers 401 `UNAUTHENTICATED` when the request carries no valid session.
          *
          *     No credentials needed.
          */
@@ -4884,25 +4884,7 @@ export interface components {
             origin: "API" | "STRIPE";
             processorPaymentId: string | null;
             /** @description Oldest first */
-            refunds: {
-                /** @description rfd_… */
-                id: string;
-                paymentId: string;
-                /** @description Positive: the money given back by this refund */
-                amount: number;
-                reason: string | null;
-                /**
-                 * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
-                 * @enum {string}
-                 */
-                origin: "API" | "STRIPE_DASHBOARD";
-                processorRefundId: string | null;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 date-time, UTC
-                 */
-                createdAt: string;
-            }[];
+            refunds: components["schemas"]["Refund"][];
         };
         /** Refund */
         Refund: {
@@ -5202,10 +5184,7 @@ export interface components {
             data?: {
                 /** @description cus_… */
                 customerId: string;
-                /** @description The customer after the change */
                 customer: components["schemas"]["Customer"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** CustomerUpdatedEvent */
@@ -5216,10 +5195,7 @@ export interface components {
             data?: {
                 /** @description cus_… */
                 customerId: string;
-                /** @description The customer after the change */
                 customer: components["schemas"]["Customer"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** CustomerDeletedEvent */
@@ -5230,8 +5206,6 @@ export interface components {
             data?: {
                 /** @description cus_… of the deleted customer */
                 customerId: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** JobCreatedEvent */
@@ -5242,14 +5216,7 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** JobCompletedEvent */
@@ -5260,14 +5227,11 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** JobCancelledEvent */
@@ -5278,14 +5242,11 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** JobStatusChangedEvent */
@@ -5296,14 +5257,11 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceCreatedEvent */
@@ -5314,18 +5272,11 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** InvoiceSentEvent */
@@ -5336,18 +5287,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoicePaidEvent */
@@ -5358,18 +5306,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceOverdueEvent */
@@ -5380,18 +5325,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceVoidedEvent */
@@ -5402,18 +5344,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceWrittenOffEvent */
@@ -5424,18 +5363,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceStatusChangedEvent */
@@ -5446,18 +5382,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateCreatedEvent */
@@ -5468,16 +5401,9 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** EstimateSentEvent */
@@ -5488,16 +5414,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateAcceptedEvent */
@@ -5508,16 +5431,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateDeclinedEvent */
@@ -5528,16 +5448,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateConvertedEvent */
@@ -5548,16 +5465,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateStatusChangedEvent */
@@ -5568,16 +5482,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** ContractSentEvent */
@@ -5588,14 +5499,11 @@ export interface components {
             data?: {
                 /** @description con_… */
                 contractId: string;
-                /** @description The contract after the change */
                 contract: components["schemas"]["Contract"];
-                /** @description Status before the change, upper case (on status changes) */
+                /** @description Status before the change, upper case */
                 oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
+                /** @description Status after the change, upper case */
                 newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** ContractSignedEvent */
@@ -5606,14 +5514,11 @@ export interface components {
             data?: {
                 /** @description con_… */
                 contractId: string;
-                /** @description The contract after the change */
                 contract: components["schemas"]["Contract"];
-                /** @description Status before the change, upper case (on status changes) */
+                /** @description Status before the change, upper case */
                 oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
+                /** @description Status after the change, upper case */
                 newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PaymentReceivedEvent */
@@ -5626,23 +5531,19 @@ export interface components {
                 paymentId: string;
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-                /** @description Amount received (decimal string) */
-                amount?: string;
-                /** @description Where the payment came from (manual, stripe, portal, …) */
-                origin?: string;
+                /** @description The amount received */
+                amount: number;
+                /**
+                 * @description API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded
+                 * @enum {string}
+                 */
+                origin: "API" | "STRIPE";
                 payment: components["schemas"]["Payment"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PaymentRefundedEvent */
@@ -5655,19 +5556,18 @@ export interface components {
                 paymentId: string;
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The refund id */
+                /** @description rfd_… */
                 refundId: string;
-                /** @description Amount refunded by this refund (decimal string) */
-                refundedAmount?: string;
-                /** @description Where the refund came from (api, stripe, …) */
-                origin?: string;
-                /** @description Reason given, if any */
+                /** @description The amount given back by this refund (positive) */
+                refundedAmount: number;
+                /**
+                 * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
+                 * @enum {string}
+                 */
+                origin: "API" | "STRIPE_DASHBOARD";
                 reason?: string | null;
-                /** @description The payment after the refund, with its refunds */
                 payment: components["schemas"]["PaymentDetail"];
                 refund: components["schemas"]["Refund"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderCreatedEvent */
@@ -5676,18 +5576,13 @@ export interface components {
             event?: "purchase-order.created";
             /** @description The data of `purchase-order.created` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderSentEvent */
@@ -5696,18 +5591,13 @@ export interface components {
             event?: "purchase-order.sent";
             /** @description The data of `purchase-order.sent` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderReceivedEvent */
@@ -5716,18 +5606,13 @@ export interface components {
             event?: "purchase-order.received";
             /** @description The data of `purchase-order.received` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderCancelledEvent */
@@ -5736,18 +5621,13 @@ export interface components {
             event?: "purchase-order.cancelled";
             /** @description The data of `purchase-order.cancelled` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** TimeEntryCompletedEvent */
@@ -5760,20 +5640,21 @@ export interface components {
                 timeEntryId: string;
                 /** @description mem_… */
                 memberId: string;
-                /** @description The user who worked */
-                userId?: string;
-                /** @description The job worked on, if any */
-                jobId?: string | null;
-                /** Format: date-time */
-                startedAt?: string;
-                /** Format: date-time */
-                endedAt?: string;
-                /** @description Whole minutes */
+                userId: string;
+                jobId: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 date-time, UTC
+                 */
+                startedAt: string;
+                /**
+                 * Format: date-time
+                 * @description When the work ended (UTC)
+                 */
+                endedAt: string;
+                /** @description Whole minutes, rounded */
                 durationMinutes: number;
-                /** @description The completed work entry */
-                timeEntry?: components["schemas"]["TimeEntry"];
-            } & {
-                [key: string]: unknown;
+                timeEntry: components["schemas"]["TimeEntry"];
             };
         };
         /** BillCreatedEvent */
@@ -5782,20 +5663,15 @@ export interface components {
             event?: "bill.created";
             /** @description The data of `bill.created` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillApprovedEvent */
@@ -5804,20 +5680,15 @@ export interface components {
             event?: "bill.approved";
             /** @description The data of `bill.approved` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaidEvent */
@@ -5826,20 +5697,15 @@ export interface components {
             event?: "bill.paid";
             /** @description The data of `bill.paid` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillVoidedEvent */
@@ -5848,20 +5714,15 @@ export interface components {
             event?: "bill.voided";
             /** @description The data of `bill.voided` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaymentCreatedEvent */
@@ -5870,18 +5731,14 @@ export interface components {
             event?: "bill_payment.created";
             /** @description The data of `bill_payment.created` */
             data?: {
-                /** @description The bill payment id */
+                /** @description bpy_… */
                 billPaymentId: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Amount paid (decimal string) */
-                amount?: string;
-                /** @description Bills this payment is allocated to */
-                billIds?: string[];
-                /** @description The bill payment after the change */
+                vendorId: string;
+                /** @description Sum of the allocations */
+                amount: number;
+                /** @description The bills this payment is allocated to */
+                billIds: string[];
                 billPayment: components["schemas"]["BillPayment"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaymentSettledEvent */
@@ -5890,18 +5747,14 @@ export interface components {
             event?: "bill_payment.settled";
             /** @description The data of `bill_payment.settled` */
             data?: {
-                /** @description The bill payment id */
+                /** @description bpy_… */
                 billPaymentId: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Amount paid (decimal string) */
-                amount?: string;
-                /** @description Bills this payment is allocated to */
-                billIds?: string[];
-                /** @description The bill payment after the change */
+                vendorId: string;
+                /** @description Sum of the allocations */
+                amount: number;
+                /** @description The bills this payment is allocated to */
+                billIds: string[];
                 billPayment: components["schemas"]["BillPayment"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaymentFailedEvent */
@@ -5910,18 +5763,14 @@ export interface components {
             event?: "bill_payment.failed";
             /** @description The data of `bill_payment.failed` */
             data?: {
-                /** @description The bill payment id */
+                /** @description bpy_… */
                 billPaymentId: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Amount paid (decimal string) */
-                amount?: string;
-                /** @description Bills this payment is allocated to */
-                billIds?: string[];
-                /** @description The bill payment after the change */
+                vendorId: string;
+                /** @description Sum of the allocations */
+                amount: number;
+                /** @description The bills this payment is allocated to */
+                billIds: string[];
                 billPayment: components["schemas"]["BillPayment"];
-            } & {
-                [key: string]: unknown;
             };
         };
     };
@@ -6317,6 +6166,8 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -18147,6 +17998,7 @@ export interface operations {
                             id: string;
                             equipmentId: string;
                             memberId: string | null;
+                            userId: string | null;
                             crewId: string | null;
                             jobId: string | null;
                             /**
