@@ -13,7 +13,7 @@ import { modules } from './modules/index.js';
 import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
 import { PrincipalResolver } from './platform/auth/principal.js';
-import { installErrorHandler } from './platform/error-handler.js';
+import { installErrorHandler, sendError } from './platform/error-handler.js';
 import { AppError } from './platform/errors.js';
 import { idempotency } from './platform/idempotency.js';
 import { newId } from './platform/ids.js';
@@ -90,6 +90,19 @@ export async function buildApp(
     },
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // What the router refuses before any route runs (a path segment over maxParamLength, a broken
+    // %-escape) answers like every other bad input: 400 VALIDATION_FAILED in the error shape, not
+    // Fastify's own body (and 414, which the document and the error catalogue do not have).
+    frameworkErrors: (error, request, reply) =>
+      sendError(
+        request,
+        reply,
+        'VALIDATION_FAILED',
+        400,
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'A path segment is longer than 200 characters'
+          : 'The path is not a valid URL',
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const auth = createAuth(config, database.platformDb);
@@ -205,8 +218,6 @@ export async function buildApp(
         access: config.access ?? (route.url.startsWith('/api/') ? 'tenant' : 'public'),
         roles: config.roles,
         feature: config.feature,
-        hasBody: schema?.body !== undefined,
-        hasInput: schema?.body !== undefined || schema?.querystring !== undefined || schema?.params !== undefined,
         errors: config.errors ?? [],
       });
     }

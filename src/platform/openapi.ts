@@ -18,8 +18,6 @@ export interface RegisteredRoute {
   access: 'public' | 'user' | 'tenant';
   roles: readonly string[] | undefined;
   feature: string | undefined;
-  hasBody: boolean;
-  hasInput: boolean;
   /** Extra error statuses a route can answer beyond what its shape implies (config.errors). */
   errors: readonly number[];
   /** The URL as a regular expression, compiled on first use (405 detection). */
@@ -134,16 +132,17 @@ function resolveRef(doc: Json, schema: Json | undefined): Json | undefined {
 
 /** The error statuses a route can answer, from its shape and access level. */
 export function errorStatuses(route: RegisteredRoute): number[] {
-  const statuses = new Set<number>([429, 500]);
+  // 400 on every route: a NUL anywhere in the query or path, or a malformed URL, is refused before any handler.
+  const statuses = new Set<number>([400, 429, 500]);
   const m = route.method.toUpperCase();
-  if (route.hasInput || m === 'POST') statuses.add(400); // POST: a malformed Idempotency-Key
   if (route.access !== 'public') {
     statuses.add(401);
     statuses.add(403);
   }
   if (/\/:[^/]+/.test(route.url)) statuses.add(404);
   if (m !== 'GET') statuses.add(409); // POST: the same Idempotency-Key still in progress
-  if (route.hasBody) {
+  if (m !== 'GET') {
+    // Any body sent is parsed before the route runs (whether or not it takes one): over 1 MiB, or not JSON.
     statuses.add(413);
     statuses.add(415);
   }
