@@ -10,13 +10,13 @@ import consolePlugin from './console/console.plugin.js';
 import { type Database, rowsOf } from './db/client.js';
 import { type DatabaseOutage, watchDatabase } from './db/outage.js';
 import { isDatabaseUnavailable } from './db/pg-errors.js';
-import { PAYLOAD_SCHEMAS, WEBHOOK_PAYLOADS } from './delivery/payloads.js';
+import { EVENT_PAYLOADS, EVENT_RESOURCES } from './modules/event-payloads.js';
 import { modules } from './modules/index.js';
 import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
 import { PrincipalResolver } from './platform/auth/principal.js';
 import { GenerationReader, listenForRevocations } from './platform/auth/revocations.js';
-import { installErrorHandler } from './platform/error-handler.js';
+import { installErrorHandler, sendError } from './platform/error-handler.js';
 import { AppError } from './platform/errors.js';
 import { idempotency } from './platform/idempotency.js';
 import { newId } from './platform/ids.js';
@@ -101,6 +101,19 @@ export async function buildApp(
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
+    // What the router refuses before any route runs (a path segment over maxParamLength, a broken
+    // %-escape) answers like every other bad input: 400 VALIDATION_FAILED in the error shape, not
+    // Fastify's own body (and 414, which the document and the error catalogue do not have).
+    frameworkErrors: (error, request, reply) =>
+      sendError(
+        request,
+        reply,
+        'VALIDATION_FAILED',
+        400,
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'A path segment is longer than 200 characters'
+          : 'The path is not a valid URL',
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const outage = watchDatabase(database, app.log);
@@ -199,7 +212,7 @@ export async function buildApp(
       finishDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject, registeredRoutes, {
         version: PACKAGE_VERSION,
         servers: [{ url: '/', description: 'The server that serves this document' }],
-        webhooks: { schemas: PAYLOAD_SCHEMAS, payloads: WEBHOOK_PAYLOADS },
+        webhooks: { payloads: EVENT_PAYLOADS, resources: EVENT_RESOURCES },
       }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -229,8 +242,6 @@ export async function buildApp(
         access: config.access ?? (route.url.startsWith('/api/') ? 'tenant' : 'public'),
         roles: config.roles,
         feature: config.feature,
-        hasBody: schema?.body !== undefined,
-        hasInput: schema?.body !== undefined || schema?.querystring !== undefined || schema?.params !== undefined,
         errors: config.errors ?? [],
       });
     }

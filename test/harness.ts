@@ -13,6 +13,7 @@ import { type Database, openDatabase } from '../src/db/client.js';
 import { organizations } from '../src/db/schema/index.js';
 import { asPlatform } from '../src/platform/cross-tenant.js';
 import { newId } from '../src/platform/ids.js';
+import { checkResponse, useDocumentOf } from './contract.js';
 import { withDatabase, withUser } from './global-setup.js';
 
 let counter = 0;
@@ -92,6 +93,7 @@ export async function createHarness(env: Record<string, string> = {}, options: B
     if (admin !== database) await admin.close();
     throw err;
   }
+  checkEveryResponse(app);
   return {
     app,
     database,
@@ -107,6 +109,29 @@ export async function createHarness(env: Record<string, string> = {}, options: B
       }
     },
   };
+}
+
+/**
+ * Every response of `app.inject` (the promise form all tests use) is checked against the
+ * served document (test/contract.ts); test/contract-setup.ts fails the file on a mismatch.
+ */
+function checkEveryResponse(app: FastifyInstance): void {
+  useDocumentOf(app);
+  const inject = app.inject.bind(app) as (opts?: unknown, cb?: unknown) => unknown;
+  const wrapped = (
+    opts?: string | { method?: string; url?: string | { pathname?: string }; path?: string },
+    cb?: unknown,
+  ) => {
+    if (opts === undefined || cb !== undefined) return inject(opts, cb);
+    const method = typeof opts === 'string' ? 'GET' : (opts.method ?? 'GET');
+    const raw = typeof opts === 'string' ? opts : (opts.url ?? opts.path ?? '/');
+    const url = typeof raw === 'string' ? raw : (raw.pathname ?? '/');
+    return (inject(opts) as Promise<LightMyRequestResponse>).then((res) => {
+      checkResponse(method, url, res);
+      return res;
+    });
+  };
+  app.inject = wrapped as FastifyInstance['inject'];
 }
 
 export interface CallOptions {

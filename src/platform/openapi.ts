@@ -1,6 +1,4 @@
-import type { TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
-import { EVENT_CATALOG } from './events/catalog.js';
 
 /**
  * Finishing pass over the document @fastify/swagger generates, so that everything an
@@ -20,8 +18,6 @@ export interface RegisteredRoute {
   access: 'public' | 'user' | 'tenant';
   roles: readonly string[] | undefined;
   feature: string | undefined;
-  hasBody: boolean;
-  hasInput: boolean;
   /** Extra error statuses a route can answer beyond what its shape implies (config.errors). */
   errors: readonly number[];
   /** The URL as a regular expression, compiled on first use (405 detection). */
@@ -136,16 +132,17 @@ function resolveRef(doc: Json, schema: Json | undefined): Json | undefined {
 
 /** The error statuses a route can answer, from its shape and access level. */
 export function errorStatuses(route: RegisteredRoute): number[] {
-  const statuses = new Set<number>([429, 500]);
+  // 400 on every route: a NUL anywhere in the query or path, or a malformed URL, is refused before any handler.
+  const statuses = new Set<number>([400, 429, 500]);
   const m = route.method.toUpperCase();
-  if (route.hasInput || m === 'POST') statuses.add(400); // POST: a malformed Idempotency-Key
   if (route.access !== 'public') {
     statuses.add(401);
     statuses.add(403);
   }
   if (/\/:[^/]+/.test(route.url)) statuses.add(404);
   if (m !== 'GET') statuses.add(409); // POST: the same Idempotency-Key still in progress
-  if (route.hasBody) {
+  if (m !== 'GET') {
+    // Any body sent is parsed before the route runs (whether or not it takes one): over 1 MiB, or not JSON.
     statuses.add(413);
     statuses.add(415);
   }
@@ -201,18 +198,19 @@ function errorSchema(status: number): Json {
   };
 }
 
-/** What each event's `data` carries, described by the modules and handed down by the app (src/app.ts). */
+/**
+ * What the `webhooks` section describes, handed down from the top (src/modules/event-payloads.ts):
+ * the `data` schema of each event, and the resource schemas they carry by component name.
+ */
 export interface WebhookPayloads {
-  /** The resource schemas the payloads reference, by component name. */
-  schemas: Record<string, TSchema>;
-  /** The `data` schema of each catalog event. */
-  payloads: ReadonlyMap<string, { properties: Json; required: string[] }>;
+  payloads: ReadonlyMap<string, object>;
+  resources: Readonly<Record<string, object>>;
 }
 
 export interface FinishOptions {
   version: string;
   servers: Json[];
-  webhooks: WebhookPayloads;
+  webhooks?: WebhookPayloads;
 }
 
 /** Completes the generated document in place and returns it (the `transformObject` of @fastify/swagger). */
@@ -326,7 +324,7 @@ export function finishDocument(doc: Json, routes: RegisteredRoute[], opts: Finis
   // The serialisation-only catch-all is replaced by the per-status schemas above.
   if (!JSON.stringify(paths).includes('#/components/schemas/ErrorBody')) delete schemas.ErrorBody;
   if (!Object.values(paths).some((i) => i.post)) delete parameters.IdempotencyKey;
-  doc.webhooks = webhookDocs(schemas, opts.webhooks);
+  doc.webhooks = webhookDocs(schemas, opts.webhooks ?? { payloads: new Map(), resources: {} });
   dropInlineDiscriminators(doc.paths);
   return doc;
 }
@@ -352,8 +350,22 @@ function dropInlineDiscriminators(node: unknown): void {
 
 export const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
+/**
+ * A TypeBox schema as plain JSON (enumerable keys only, as JSON.stringify sees it), with every
+ * object that IS one of the named resources replaced by a `$ref` to its component.
+ */
+function withRefs(node: unknown, names: ReadonlyMap<object, string>, top = true): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  const name = top ? undefined : names.get(node);
+  if (name) return { $ref: `#/components/schemas/${name}` };
+  if (Array.isArray(node)) return node.map((n) => withRefs(n, names, false));
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node)) out[key] = withRefs(value, names, false);
+  return out;
+}
+
 /** The OpenAPI 3.1 `webhooks` section: one POST per catalog event, the delivery envelope around its data. */
-function webhookDocs(schemas: Json, { schemas: resources, payloads }: WebhookPayloads): Json {
+function webhookDocs(schemas: Json, described: WebhookPayloads): Json {
   schemas.WebhookDelivery = {
     type: 'object',
     title: 'WebhookDelivery',
@@ -369,12 +381,12 @@ function webhookDocs(schemas: Json, { schemas: resources, payloads }: WebhookPay
     },
   };
   // The resources the payloads carry, as the same schemas the API answers with.
-  for (const [name, schema] of Object.entries(resources)) {
-    schemas[name] ??= { title: name, ...(JSON.parse(JSON.stringify(schema)) as Json) };
+  const names = new Map(Object.entries(described.resources).map(([name, schema]) => [schema, name]));
+  for (const [name, schema] of Object.entries(described.resources)) {
+    schemas[name] ??= { title: name, ...(withRefs(schema, names) as Json) };
   }
   const out: Json = {};
-  for (const event of EVENT_CATALOG) {
-    const payload = payloads.get(event);
+  for (const [event, payload] of described.payloads) {
     const name = `${pascal(event.replace(/[.]/g, '-'))}Event`;
     schemas[name] = {
       title: name,
@@ -384,13 +396,7 @@ function webhookDocs(schemas: Json, { schemas: resources, payloads }: WebhookPay
           type: 'object',
           properties: {
             event: { const: event },
-            data: {
-              type: 'object',
-              description: `The data of \`${event}\``,
-              required: payload?.required ?? [],
-              properties: payload?.properties ?? {},
-              additionalProperties: true,
-            },
+            data: { ...(withRefs(payload, names) as Json), description: `The data of \`${event}\`` },
           },
         },
       ],

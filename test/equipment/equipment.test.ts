@@ -119,8 +119,14 @@ describe('check-out and check-in', () => {
 
     const history = await member.call('GET', `/api/equipment/${mower.id}/assignments`);
     expect(history.json().data).toEqual([
-      expect.objectContaining({ memberId: memberMem, hourMeterOut: 100, hourMeterIn: 104.5 }),
+      // The member's userId beside memberId (operations.md §4).
+      expect.objectContaining({ memberId: memberMem, userId: member.userId, hourMeterOut: 100, hourMeterIn: 104.5 }),
     ]);
+    // Taken without a member: no user either.
+    expect((await owner.call('POST', `/api/equipment/${mower.id}/check-out`, {})).statusCode).toBe(200);
+    const [latest] = (await member.call('GET', `/api/equipment/${mower.id}/assignments`)).json().data;
+    expect(latest).toMatchObject({ memberId: null, userId: null });
+    expect((await owner.call('POST', `/api/equipment/${mower.id}/check-in`, {})).statusCode).toBe(200);
     // An item with history cannot be deleted: retire it instead.
     const del = await owner.call('DELETE', `/api/equipment/${mower.id}`);
     expect(del.statusCode).toBe(409);

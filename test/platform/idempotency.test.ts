@@ -39,7 +39,7 @@ function extraRoutes(app: FastifyInstance) {
     await released;
     return reply.code(201).send({ data: { n: (request.body as { n: number }).n, call: slowCalls } });
   });
-  app.post('/api/test/missing', { schema }, async () => {
+  app.post('/api/test/missing', { schema, config: { errors: [404] } }, async () => {
     throw new AppError('NOT_FOUND', 'Thing not found');
   });
 }

@@ -33,6 +33,11 @@ describe('webhook endpoint deactivation by consecutive failed deliveries', () =>
     await h?.close();
   });
 
+  /**
+   * A workflow event: its data is free-form (the catalog's is checked against /openapi.json),
+   * so each event can tell the receiver how to answer.
+   */
+  const PROBE = 'workflow.deactivation_probe';
   /** Answers 200 to events with `ok: true`, holds those with `hold: true`, and 500 to the rest. */
   const receiver = async () => {
     const r = await startReceiver((req, res) => {
@@ -44,7 +49,7 @@ describe('webhook endpoint deactivation by consecutive failed deliveries', () =>
     return r;
   };
   const register = async (url: string) => {
-    const res = await owner.call('POST', '/api/webhooks', { url, events: ['customer.updated'] });
+    const res = await owner.call('POST', '/api/webhooks', { url, events: [PROBE] });
     expect(res.statusCode).toBe(201);
     return res.json().data as { id: string };
   };
@@ -57,7 +62,7 @@ describe('webhook endpoint deactivation by consecutive failed deliveries', () =>
     emitEvents(
       h.database,
       owner.organizationId,
-      list.map((data) => ({ type: 'customer.updated', data })),
+      list.map((data) => ({ type: PROBE, data })),
     );
   /** Waits until the endpoint has `n` deliveries, none of them pending or failed (retry scheduled). */
   const settled = (endpointId: string, n: number) =>

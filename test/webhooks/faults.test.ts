@@ -98,7 +98,7 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
     const r = await receiver();
     const endpointId = await register(r, ['customer.updated']);
     const { database } = await ownWorker();
-    await emitEvents(h.database, owner.organizationId, [{ type: 'customer.updated', data: { n: 0 } }]);
+    await emitEvents(h.database, owner.organizationId, [{ type: 'customer.updated', data: { customerId: 'cus_0' } }]);
     await waitFor(() => r.received.length === 1, 'first delivery');
 
     // A superuser: the service role may not terminate the backends of other roles.
@@ -115,14 +115,18 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
         [dbName],
       );
       // Events committed during the outage (when a connection survives long enough) must still go out.
-      await emitEvents(h.database, owner.organizationId, [{ type: 'customer.updated', data: { n: emitted } }]).then(
+      await emitEvents(h.database, owner.organizationId, [
+        { type: 'customer.updated', data: { customerId: `cus_${emitted}` } },
+      ]).then(
         () => emitted++,
         () => {},
       );
       await new Promise((res) => setTimeout(res, 100));
     }
     await admin.end();
-    await emitEvents(h.database, owner.organizationId, [{ type: 'customer.updated', data: { n: emitted } }]);
+    await emitEvents(h.database, owner.organizationId, [
+      { type: 'customer.updated', data: { customerId: `cus_${emitted}` } },
+    ]);
     emitted++;
     await waitFor(
       async () => {
@@ -132,7 +136,7 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
       'every delivery after the outage',
       60_000,
     );
-    const seen = new Set(r.received.map((x) => JSON.parse(x.body).data.n));
+    const seen = new Set(r.received.map((x) => JSON.parse(x.body).data.customerId));
     expect(seen.size).toBe(emitted);
     expect(database.pool?.totalCount).toBeGreaterThan(0); // the worker's pool reconnected
   });
@@ -152,7 +156,7 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
       await emitEvents(
         h.database,
         owner.organizationId,
-        Array.from({ length: 10 }, (_, j) => ({ type: 'estimate.created', data: { n: i + j } })),
+        Array.from({ length: 10 }, (_, j) => ({ type: 'estimate.created', data: { estimateId: `est_${i + j}` } })),
       );
     }
     await waitFor(

@@ -5,8 +5,11 @@ import { type RunningWorker, startTasks } from '../../src/background/runner.js';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
 import { createWebhookTask, type WebhookWorkerOptions } from '../../src/delivery/delivery.task.js';
+import { EVENT_PAYLOADS } from '../../src/modules/event-payloads.js';
+import { isCatalogEvent } from '../../src/platform/events/catalog.js';
 import { emit } from '../../src/platform/events/outbox.js';
 import { inTenant } from '../../src/platform/tenancy.js';
+import { checkEvent } from '../contract.js';
 
 export interface Received {
   url: string;
@@ -53,6 +56,8 @@ export async function startReceiver(respond: Responder = ok200): Promise<Receive
         at: Date.now(),
       };
       state.received.push(r);
+      // Every body the service sends must match the `webhooks` section of /openapi.json.
+      checkEvent(r.body);
       state.respond(r, res, state.received.length);
     });
   });
@@ -78,7 +83,49 @@ export function startWorker(database: Database, config: Config, opts: WebhookWor
 
 const SYSTEM_ACTOR = { kind: 'user' as const, id: 'usr_test', role: 'owner' as const };
 
-/** Test-only emit (other modules are built in parallel): events recorded in one tenant transaction. */
+type Schema = {
+  examples?: unknown[];
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  type?: string | string[];
+  format?: string;
+  minLength?: number;
+  minimum?: number;
+  properties?: Record<string, Schema>;
+  required?: string[];
+};
+
+/** A value that fits `schema`: its first example where it has one (the resources do), else the least that fits. */
+function exampleOf(schema: Schema): unknown {
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return structuredClone(schema.examples[0]);
+  if ('const' in schema) return schema.const;
+  if (schema.enum) return schema.enum[0];
+  if (schema.anyOf?.[0]) return exampleOf(schema.anyOf[0]);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (type === 'object') {
+    return Object.fromEntries((schema.required ?? []).map((k) => [k, exampleOf(schema.properties?.[k] ?? {})]));
+  }
+  if (type === 'array') return [];
+  if (type === 'number' || type === 'integer') return schema.minimum ?? 0;
+  if (type === 'boolean') return false;
+  if (type === 'null') return null;
+  if (schema.format === 'date-time') return '2026-01-15T10:00:00.000Z';
+  if (schema.format === 'date') return '2026-01-15';
+  return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+}
+
+/** Data of the shape `type` really carries (src/modules/event-payloads.ts), with `fields` on top. */
+export function sampleEventData(type: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  const schema = isCatalogEvent(type) ? EVENT_PAYLOADS.get(type) : undefined;
+  return { ...(schema ? (exampleOf(schema as Schema) as Record<string, unknown>) : {}), ...fields };
+}
+
+/**
+ * Test-only emit, for the delivery engine's own tests: events recorded in one tenant
+ * transaction. A catalog event's data is completed to its real shape (sampleEventData), so
+ * what the receivers get still matches the `webhooks` section the harness checks it against.
+ */
 export async function emitEvents(
   database: Database,
   organizationId: string,
@@ -86,7 +133,7 @@ export async function emitEvents(
 ) {
   return inTenant(database.db, organizationId, SYSTEM_ACTOR, async (ctx) => {
     const out = [];
-    for (const e of list) out.push(await emit(ctx, e.type, e.data));
+    for (const e of list) out.push(await emit(ctx, e.type, sampleEventData(e.type, e.data)));
     return out;
   });
 }

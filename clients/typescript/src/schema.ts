@@ -76,7 +76,7 @@ export interface paths {
         };
         /**
          * The current user and session
-         * @description `data` is null when the request carries no valid session.
+         * @description Answers 401 `UNAUTHENTICATED` when the request carries no valid session.
          *
          *     No credentials needed.
          */
@@ -4342,6 +4342,26 @@ export interface components {
                 }[];
             };
         };
+        /** Error503 */
+        Error503: {
+            error: {
+                /** @description What went wrong, in plain words */
+                message: string;
+                /**
+                 * @description Stable machine-readable code
+                 * @enum {string}
+                 */
+                code: "SERVICE_UNAVAILABLE";
+                /** @description Same as the X-Request-Id response header */
+                requestId: string;
+                /** @description One entry per offending field (VALIDATION_FAILED) */
+                details?: {
+                    /** @description Dotted path of the field, e.g. `address.zip` */
+                    field: string;
+                    message: string;
+                }[];
+            };
+        };
         /**
          * WebhookDelivery
          * @description The body of every webhook delivery. Verify `X-Service-Signature` (t=<seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">) or the Standard Webhooks headers before trusting it.
@@ -4987,25 +5007,7 @@ export interface components {
             origin: "API" | "STRIPE";
             processorPaymentId: string | null;
             /** @description Oldest first */
-            refunds: {
-                /** @description rfd_… */
-                id: string;
-                paymentId: string;
-                /** @description Positive: the money given back by this refund */
-                amount: number;
-                reason: string | null;
-                /**
-                 * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
-                 * @enum {string}
-                 */
-                origin: "API" | "STRIPE_DASHBOARD";
-                processorRefundId: string | null;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 date-time, UTC
-                 */
-                createdAt: string;
-            }[];
+            refunds: components["schemas"]["Refund"][];
         };
         /** Refund */
         Refund: {
@@ -5305,10 +5307,7 @@ export interface components {
             data?: {
                 /** @description cus_… */
                 customerId: string;
-                /** @description The customer after the change */
                 customer: components["schemas"]["Customer"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** CustomerUpdatedEvent */
@@ -5319,10 +5318,7 @@ export interface components {
             data?: {
                 /** @description cus_… */
                 customerId: string;
-                /** @description The customer after the change */
                 customer: components["schemas"]["Customer"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** CustomerDeletedEvent */
@@ -5333,8 +5329,6 @@ export interface components {
             data?: {
                 /** @description cus_… of the deleted customer */
                 customerId: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** JobCreatedEvent */
@@ -5345,14 +5339,7 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** JobCompletedEvent */
@@ -5363,14 +5350,11 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** JobCancelledEvent */
@@ -5381,14 +5365,11 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** JobStatusChangedEvent */
@@ -5399,14 +5380,11 @@ export interface components {
             data?: {
                 /** @description job_… */
                 jobId: string;
-                /** @description The job after the change */
                 job: components["schemas"]["Job"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceCreatedEvent */
@@ -5417,18 +5395,11 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** InvoiceSentEvent */
@@ -5439,18 +5410,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoicePaidEvent */
@@ -5461,18 +5429,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceOverdueEvent */
@@ -5483,18 +5448,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceVoidedEvent */
@@ -5505,18 +5467,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceWrittenOffEvent */
@@ -5527,18 +5486,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** InvoiceStatusChangedEvent */
@@ -5549,18 +5505,15 @@ export interface components {
             data?: {
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateCreatedEvent */
@@ -5571,16 +5524,9 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** EstimateSentEvent */
@@ -5591,16 +5537,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateAcceptedEvent */
@@ -5611,16 +5554,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateDeclinedEvent */
@@ -5631,16 +5571,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateConvertedEvent */
@@ -5651,16 +5588,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** EstimateStatusChangedEvent */
@@ -5671,16 +5605,13 @@ export interface components {
             data?: {
                 /** @description est_… */
                 estimateId: string;
-                /** @description The estimate number */
-                estimateNumber?: string;
-                /** @description The estimate after the change */
+                /** @description EST-000001 upwards, per organization, no gaps */
+                estimateNumber: string;
                 estimate: components["schemas"]["Estimate"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-            } & {
-                [key: string]: unknown;
+                /** @description Status before the change, upper case */
+                oldStatus: string;
+                /** @description Status after the change, upper case */
+                newStatus: string;
             };
         };
         /** ContractSentEvent */
@@ -5691,14 +5622,11 @@ export interface components {
             data?: {
                 /** @description con_… */
                 contractId: string;
-                /** @description The contract after the change */
                 contract: components["schemas"]["Contract"];
-                /** @description Status before the change, upper case (on status changes) */
+                /** @description Status before the change, upper case */
                 oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
+                /** @description Status after the change, upper case */
                 newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** ContractSignedEvent */
@@ -5709,14 +5637,11 @@ export interface components {
             data?: {
                 /** @description con_… */
                 contractId: string;
-                /** @description The contract after the change */
                 contract: components["schemas"]["Contract"];
-                /** @description Status before the change, upper case (on status changes) */
+                /** @description Status before the change, upper case */
                 oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
+                /** @description Status after the change, upper case */
                 newStatus?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PaymentReceivedEvent */
@@ -5729,23 +5654,19 @@ export interface components {
                 paymentId: string;
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The invoice number */
-                invoiceNumber?: string;
-                /** @description Balance still due (decimal string) */
-                amountDue?: string;
-                /** @description The invoice as GET /api/invoices/{id} returns it */
+                /** @description INV-000001 upwards, per organization, no gaps */
+                invoiceNumber: string;
+                /** @description The invoice balance still due (its `balance`) */
+                amountDue: number;
                 invoice: components["schemas"]["InvoiceDetail"];
-                /** @description Status before the change, upper case (on status changes) */
-                oldStatus?: string;
-                /** @description Status after the change, upper case (on status changes) */
-                newStatus?: string;
-                /** @description Amount received (decimal string) */
-                amount?: string;
-                /** @description Where the payment came from (manual, stripe, portal, …) */
-                origin?: string;
+                /** @description The amount received */
+                amount: number;
+                /**
+                 * @description API: recorded through this API; STRIPE: from a Stripe payment_intent.succeeded
+                 * @enum {string}
+                 */
+                origin: "API" | "STRIPE";
                 payment: components["schemas"]["Payment"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PaymentRefundedEvent */
@@ -5758,19 +5679,18 @@ export interface components {
                 paymentId: string;
                 /** @description inv_… */
                 invoiceId: string;
-                /** @description The refund id */
+                /** @description rfd_… */
                 refundId: string;
-                /** @description Amount refunded by this refund (decimal string) */
-                refundedAmount?: string;
-                /** @description Where the refund came from (api, stripe, …) */
-                origin?: string;
-                /** @description Reason given, if any */
+                /** @description The amount given back by this refund (positive) */
+                refundedAmount: number;
+                /**
+                 * @description API: refunded through this API; STRIPE_DASHBOARD: refunded in Stripe
+                 * @enum {string}
+                 */
+                origin: "API" | "STRIPE_DASHBOARD";
                 reason?: string | null;
-                /** @description The payment after the refund, with its refunds */
                 payment: components["schemas"]["PaymentDetail"];
                 refund: components["schemas"]["Refund"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderCreatedEvent */
@@ -5779,18 +5699,13 @@ export interface components {
             event?: "purchase-order.created";
             /** @description The data of `purchase-order.created` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderSentEvent */
@@ -5799,18 +5714,13 @@ export interface components {
             event?: "purchase-order.sent";
             /** @description The data of `purchase-order.sent` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderReceivedEvent */
@@ -5819,18 +5729,13 @@ export interface components {
             event?: "purchase-order.received";
             /** @description The data of `purchase-order.received` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** PurchaseOrderCancelledEvent */
@@ -5839,18 +5744,13 @@ export interface components {
             event?: "purchase-order.cancelled";
             /** @description The data of `purchase-order.cancelled` */
             data?: {
-                /** @description The purchase order id */
+                /** @description po_… */
                 purchaseOrderId: string;
-                /** @description The purchase order number */
-                poNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Order total (decimal string) */
-                total?: string;
-                /** @description The purchase order after the change */
+                /** @description PO-000001 upwards, per organization, no gaps */
+                poNumber: string;
+                vendorId: string;
+                total: number;
                 purchaseOrder: components["schemas"]["PurchaseOrder"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** TimeEntryCompletedEvent */
@@ -5863,20 +5763,21 @@ export interface components {
                 timeEntryId: string;
                 /** @description mem_… */
                 memberId: string;
-                /** @description The user who worked */
-                userId?: string;
-                /** @description The job worked on, if any */
-                jobId?: string | null;
-                /** Format: date-time */
-                startedAt?: string;
-                /** Format: date-time */
-                endedAt?: string;
-                /** @description Whole minutes */
+                userId: string;
+                jobId: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 date-time, UTC
+                 */
+                startedAt: string;
+                /**
+                 * Format: date-time
+                 * @description When the work ended (UTC)
+                 */
+                endedAt: string;
+                /** @description Whole minutes, rounded */
                 durationMinutes: number;
-                /** @description The completed work entry */
-                timeEntry?: components["schemas"]["TimeEntry"];
-            } & {
-                [key: string]: unknown;
+                timeEntry: components["schemas"]["TimeEntry"];
             };
         };
         /** BillCreatedEvent */
@@ -5885,20 +5786,15 @@ export interface components {
             event?: "bill.created";
             /** @description The data of `bill.created` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillApprovedEvent */
@@ -5907,20 +5803,15 @@ export interface components {
             event?: "bill.approved";
             /** @description The data of `bill.approved` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaidEvent */
@@ -5929,20 +5820,15 @@ export interface components {
             event?: "bill.paid";
             /** @description The data of `bill.paid` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillVoidedEvent */
@@ -5951,20 +5837,15 @@ export interface components {
             event?: "bill.voided";
             /** @description The data of `bill.voided` */
             data?: {
-                /** @description The bill id */
+                /** @description bil_… */
                 billId: string;
-                /** @description The bill number */
-                billNumber?: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Bill total (decimal string) */
-                total?: string;
-                /** @description Balance still to pay (decimal string) */
-                balance?: string;
-                /** @description The bill after the change */
+                /** @description BILL-000001 upwards, per organization, no gaps */
+                billNumber: string;
+                vendorId: string;
+                total: number;
+                /** @description total − amountPaid; 0 once void */
+                balance: number;
                 bill: components["schemas"]["Bill"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaymentCreatedEvent */
@@ -5973,18 +5854,14 @@ export interface components {
             event?: "bill_payment.created";
             /** @description The data of `bill_payment.created` */
             data?: {
-                /** @description The bill payment id */
+                /** @description bpy_… */
                 billPaymentId: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Amount paid (decimal string) */
-                amount?: string;
-                /** @description Bills this payment is allocated to */
-                billIds?: string[];
-                /** @description The bill payment after the change */
+                vendorId: string;
+                /** @description Sum of the allocations */
+                amount: number;
+                /** @description The bills this payment is allocated to */
+                billIds: string[];
                 billPayment: components["schemas"]["BillPayment"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaymentSettledEvent */
@@ -5993,18 +5870,14 @@ export interface components {
             event?: "bill_payment.settled";
             /** @description The data of `bill_payment.settled` */
             data?: {
-                /** @description The bill payment id */
+                /** @description bpy_… */
                 billPaymentId: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Amount paid (decimal string) */
-                amount?: string;
-                /** @description Bills this payment is allocated to */
-                billIds?: string[];
-                /** @description The bill payment after the change */
+                vendorId: string;
+                /** @description Sum of the allocations */
+                amount: number;
+                /** @description The bills this payment is allocated to */
+                billIds: string[];
                 billPayment: components["schemas"]["BillPayment"];
-            } & {
-                [key: string]: unknown;
             };
         };
         /** BillPaymentFailedEvent */
@@ -6013,18 +5886,14 @@ export interface components {
             event?: "bill_payment.failed";
             /** @description The data of `bill_payment.failed` */
             data?: {
-                /** @description The bill payment id */
+                /** @description bpy_… */
                 billPaymentId: string;
-                /** @description The vendor id */
-                vendorId?: string;
-                /** @description Amount paid (decimal string) */
-                amount?: string;
-                /** @description Bills this payment is allocated to */
-                billIds?: string[];
-                /** @description The bill payment after the change */
+                vendorId: string;
+                /** @description Sum of the allocations */
+                amount: number;
+                /** @description The bills this payment is allocated to */
+                billIds: string[];
                 billPayment: components["schemas"]["BillPayment"];
-            } & {
-                [key: string]: unknown;
             };
         };
     };
@@ -6160,6 +6029,18 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error500"];
+            };
+        };
+        /** @description A dependency (e.g. the mail server) is unavailable; nothing changed */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error503"];
             };
         };
     };
@@ -6364,6 +6245,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6420,6 +6303,9 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -6465,6 +6351,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -6582,6 +6469,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6667,6 +6556,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -6884,6 +6775,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -7031,6 +6924,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -7177,6 +7072,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     actOnPortalDocument: {
@@ -7279,6 +7175,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -7727,6 +7624,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -8225,6 +8124,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -8514,6 +8415,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -8835,6 +8738,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -9703,6 +9608,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -11604,6 +11511,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPaymentsIntent: {
@@ -11683,6 +11591,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPaymentsIntent: {
@@ -11826,6 +11735,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPaymentsDeposits: {
@@ -12220,6 +12130,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -12909,6 +12821,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -15006,6 +14920,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -15816,6 +15732,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -17252,6 +17170,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -17528,6 +17447,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -18036,6 +17957,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -18351,6 +18274,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -18397,6 +18321,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -18492,6 +18417,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -18710,6 +18637,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -18823,6 +18751,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -19172,6 +19102,7 @@ export interface operations {
                             id: string;
                             equipmentId: string;
                             memberId: string | null;
+                            userId: string | null;
                             crewId: string | null;
                             jobId: string | null;
                             /**
@@ -19696,6 +19627,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -20466,6 +20399,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -20936,6 +20871,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -21956,6 +21893,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -22986,6 +22925,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
@@ -24319,6 +24259,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -25024,6 +24966,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -51,6 +51,17 @@ export async function requireMembers(ctx: Ctx, ids: string[], field = 'memberIds
   return byId;
 }
 
+/** The user id of each member still in the organization, for responses that carry `userId` beside `memberId`. */
+export async function userIdsOf(ctx: Ctx, ids: Array<string | null>): Promise<Map<string, string>> {
+  const unique = [...new Set(ids.filter((id): id is string => id !== null))];
+  if (unique.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select({ id: members.id, userId: members.userId })
+    .from(members)
+    .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.id, unique)));
+  return new Map(rows.map((r) => [r.id, r.userId]));
+}
+
 /**
  * The member a request is about: the caller by default; someone else only for
  * owner/admin (a member clocking in a colleague is refused, not ignored).

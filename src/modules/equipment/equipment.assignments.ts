@@ -5,17 +5,19 @@ import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { requireCrew, requireJob, requireMember } from '../crew-tracking/crew-tracking.refs.js';
+import { requireCrew, requireJob, requireMember, userIdsOf } from '../crew-tracking/crew-tracking.refs.js';
 import { instantOf } from '../crew-tracking/instants.js';
 import type { CheckInInput, CheckOutInput } from './equipment.schemas.js';
 import { checkHourMeter, equipmentView, loadEquipment } from './equipment.service.js';
 import { moveEquipment } from './equipment.states.js';
 
 type Row = typeof equipmentAssignments.$inferSelect;
-const view = (r: Row) => ({
+/** `userId` beside `memberId` (operations.md §4), read from the member: null without one. */
+const view = (r: Row, userIds: ReadonlyMap<string, string>) => ({
   id: r.id,
   equipmentId: r.equipmentId,
   memberId: r.memberId,
+  userId: (r.memberId && userIds.get(r.memberId)) ?? null,
   crewId: r.crewId,
   jobId: r.jobId,
   checkedOutAt: r.checkedOutAt,
@@ -93,5 +95,9 @@ export async function listAssignments(ctx: Ctx, id: string, page: Page) {
     eq(equipmentAssignments.equipmentId, id),
   );
   const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, equipmentAssignments, where, page);
-  return { rows: rows.map(view), ...more };
+  const userIds = await userIdsOf(
+    ctx,
+    rows.map((r) => r.memberId),
+  );
+  return { rows: rows.map((r) => view(r, userIds)), ...more };
 }

@@ -128,7 +128,8 @@ export const Assignment = Type.Object(
   {
     id: Type.String({ description: 'eqa_…' }),
     equipmentId: Type.String(),
-    memberId: Nullable(Type.String()),
+    memberId: Nullable(Type.String({ description: 'The member who took it (mem_…)' })),
+    userId: Nullable(Type.String({ description: "That member's user id; null without a member" })),
     crewId: Nullable(Type.String()),
     jobId: Nullable(Type.String()),
     checkedOutAt: DateTime(),

@@ -21,6 +21,7 @@ export default async function paymentIntentRoutes(fastify: FastifyInstance, opts
   app.get(
     '/api/payments/intents',
     {
+      config: { errors: [503] }, // Stripe unreachable
       schema: {
         tags,
         summary: 'List payment intents, newest first (filters: invoiceId, status)',
@@ -39,6 +40,7 @@ export default async function paymentIntentRoutes(fastify: FastifyInstance, opts
   app.post(
     '/api/payments/intents',
     {
+      config: { errors: [503] }, // Stripe unreachable
       schema: {
         tags,
         summary: 'Start a card payment of an invoice: a Stripe PaymentIntent (amount defaults to the balance)',
@@ -75,7 +77,7 @@ export default async function paymentIntentRoutes(fastify: FastifyInstance, opts
   app.post(
     '/api/payments/intents/:id/cancel',
     {
-      config: { roles: ['owner', 'admin'] },
+      config: { roles: ['owner', 'admin'], errors: [503] }, // Stripe unreachable
       schema: {
         tags,
         summary: 'Cancel a payment intent at Stripe and here (owner/admin)',

@@ -158,6 +158,7 @@ export default async function portalRoutes(
       config: {
         access: 'public',
         rateLimit: { bucket: 'portal-pay', perMinute: PORTAL_PAY_PER_MINUTE, key: tokenKey },
+        errors: [503], // Stripe unreachable
       },
       schema: {
         tags,

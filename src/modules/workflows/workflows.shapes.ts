@@ -1,20 +1,10 @@
-import { type TSchema, Type } from 'typebox';
-import { BillPayment } from '../bill-payments/bill-payments.schemas.js';
-import { Bill } from '../bills/bills.schemas.js';
-import { Contract } from '../contracts/contracts.schemas.js';
-import { TimeEntry } from '../crew-tracking/time-entries.schemas.js';
-import { Customer } from '../customers/customers.schemas.js';
-import { Estimate } from '../estimates/estimates.schemas.js';
-import { InvoiceDetail } from '../invoices/invoices.schemas.js';
-import { Job } from '../jobs/jobs.schemas.js';
-import { Payment, PaymentDetail, Refund } from '../payments/payments.schemas.js';
-import { PurchaseOrder } from '../purchase-orders/purchase-orders.schemas.js';
+import { EVENT_PAYLOADS } from '../event-payloads.js';
 import { parsePath } from './workflows.conditions.js';
 
 /*
- * The shape of each catalog event's `data` (decisions.md §5 and operations.md: the
- * resource id, the resource in its REST shape under its name, plus the named fields),
- * as the emitting modules write it. A condition's path "cannot exist" when:
+ * Condition paths are checked against the one description of each catalog event's `data`
+ * (src/modules/event-payloads.ts, the same schemas as the OpenAPI `webhooks` section).
+ * A condition's path "cannot exist" when:
  *  - it is not a dotted path of identifiers and array indexes (`invoice.lineItems.0.amount`),
  *    or names `__proto__`/`prototype`/`constructor`;
  *  - its first segment is not a field of the trigger's data (`invoice.created` has
@@ -24,87 +14,9 @@ import { parsePath } from './workflows.conditions.js';
  * Below a field whose schema is open (no listed properties) any path is accepted.
  */
 
-const Str = Type.String();
-const Num = Type.Number();
-const Status = { oldStatus: Str, newStatus: Str };
-
-const customer = { customerId: Str, customer: Customer };
-const job = { jobId: Str, job: Job };
-const invoice = { invoiceId: Str, invoiceNumber: Str, amountDue: Num, invoice: InvoiceDetail };
-const estimate = { estimateId: Str, estimateNumber: Str, estimate: Estimate };
-const contract = { contractId: Str, contract: Contract, ...Status };
-const po = { purchaseOrderId: Str, poNumber: Str, vendorId: Str, total: Num, purchaseOrder: PurchaseOrder };
-const bill = { billId: Str, billNumber: Str, vendorId: Str, total: Num, balance: Num, bill: Bill };
-const billPayment = {
-  billPaymentId: Str,
-  vendorId: Str,
-  amount: Num,
-  billIds: Type.Array(Str),
-  billPayment: BillPayment,
-};
-
-const SHAPES: ReadonlyMap<string, Record<string, TSchema>> = new Map<string, Record<string, TSchema>>([
-  ['customer.created', customer],
-  ['customer.updated', customer],
-  ['customer.deleted', { customerId: Str }],
-  ['job.created', job],
-  ['job.completed', { ...job, ...Status }],
-  ['job.cancelled', { ...job, ...Status }],
-  ['job.status_changed', { ...job, ...Status }],
-  ['invoice.created', invoice],
-  ['invoice.sent', { ...invoice, ...Status }],
-  ['invoice.paid', { ...invoice, ...Status }],
-  ['invoice.overdue', { ...invoice, ...Status }],
-  ['invoice.voided', { ...invoice, ...Status }],
-  ['invoice.written_off', { ...invoice, ...Status }],
-  ['invoice.status_changed', { ...invoice, ...Status }],
-  ['estimate.created', estimate],
-  ['estimate.sent', { ...estimate, ...Status }],
-  ['estimate.accepted', { ...estimate, ...Status }],
-  ['estimate.declined', { ...estimate, ...Status }],
-  ['estimate.converted', { ...estimate, ...Status }],
-  ['estimate.status_changed', { ...estimate, ...Status }],
-  ['contract.sent', contract],
-  ['contract.signed', contract],
-  ['payment.received', { paymentId: Str, ...invoice, amount: Num, origin: Str, payment: Payment }],
-  [
-    'payment.refunded',
-    {
-      paymentId: Str,
-      invoiceId: Str,
-      refundId: Str,
-      refundedAmount: Num,
-      origin: Str,
-      reason: Str,
-      payment: PaymentDetail,
-      refund: Refund,
-    },
-  ],
-  ['purchase-order.created', po],
-  ['purchase-order.sent', po],
-  ['purchase-order.received', po],
-  ['purchase-order.cancelled', po],
-  [
-    'time_entry.completed',
-    {
-      timeEntryId: Str,
-      memberId: Str,
-      userId: Str,
-      jobId: Str,
-      startedAt: Str,
-      endedAt: Str,
-      durationMinutes: Num,
-      timeEntry: TimeEntry,
-    },
-  ],
-  ['bill.created', bill],
-  ['bill.approved', bill],
-  ['bill.paid', bill],
-  ['bill.voided', bill],
-  ['bill_payment.created', billPayment],
-  ['bill_payment.settled', billPayment],
-  ['bill_payment.failed', billPayment],
-]);
+const SHAPES: ReadonlyMap<string, Readonly<Record<string, unknown>>> = new Map(
+  [...EVENT_PAYLOADS].map(([event, schema]) => [event, schema.properties]),
+);
 
 interface JsonSchema {
   type?: string | string[];
