@@ -289,7 +289,8 @@ export function finishDocument(doc: Json, routes: RegisteredRoute[], opts: Finis
       }
       const out: Record<string, Json> = {};
       for (const [status, response] of Object.entries(op.responses ?? {})) {
-        if (!/^2\d\d$/.test(status)) continue;
+        // Successes and the redirects a route declares (the portal link sends a browser on with 303).
+        if (!/^[23]\d\d$/.test(status)) continue;
         if (!response.description || response.description === 'Default Response') {
           response.description =
             status === '201' ? 'Created' : status === '204' ? 'No content' : isList ? 'A page of results' : 'OK';

@@ -6,7 +6,15 @@ import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.j
 import { dispatchEvents } from '../../src/delivery/fanout.js';
 import { type ClaimedDelivery, claimDeliveries } from '../../src/delivery/queue.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { emitEvents, RETRY_ENV, type Responder, startReceiver, startWorker, waitFor } from './helpers.js';
+import {
+  emitEvents,
+  RETRY_ENV,
+  type Responder,
+  sampleEventData,
+  startReceiver,
+  startWorker,
+  waitFor,
+} from './helpers.js';
 
 /**
  * Fairness and limits across tenants and workers. Every assertion is on counts and
@@ -56,7 +64,8 @@ describe('webhook fairness and per-endpoint limits', () => {
     cleanups.push(() => database.close());
     return database;
   };
-  const events = (type: string, n: number) => Array.from({ length: n }, (_, i) => ({ type, data: { n: i } }));
+  // Data of the event's real shape (the harness checks every delivered body against /openapi.json).
+  const events = (type: string, n: number) => Array.from({ length: n }, () => ({ type, data: sampleEventData(type) }));
   const fanOut = async () => {
     while ((await dispatchEvents(h.database, 500)) > 0) {}
   };

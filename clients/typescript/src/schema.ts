@@ -311,6 +311,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/portal/{token}/visits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer’s upcoming visits (a contract or invoice link), at most 100, soonest first
+         * @description Visits still to come from today in the organization’s timezone; another link type → 404.
+         *
+         *     No credentials needed.
+         */
+        get: operations["getPortalVisits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/portal/{token}/pdf": {
         parameters: {
             query?: never;
@@ -1345,6 +1367,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List recurring schedules, newest first
+         * @description Filter by status, customer or contract. Paginated like every list (see the README).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listJobSchedules"];
+        put?: never;
+        /**
+         * Create a recurring schedule; its visits up to the horizon are made at once (job.created each)
+         * @description Occurrences are calendar dates in the organization’s timezone from startDate (DTSTART) to endDate. A schedule with contractId stays paused until the contract is active.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createJobSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One schedule with its next 10 occurrence dates
+         * @description 404 if it does not exist in the active organization.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getJobSchedule"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule forward; answers how many visits were updated, added and removed
+         * @description Only visits still scheduled, from today on, not invoiced and not edited one by one change; removed visits are canceled (job.cancelled).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        patch: operations["updateJobSchedule"];
+        trace?: never;
+    };
+    "/api/jobs/schedules/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause: active → paused; the not-started visits from today on are canceled
+         * @description 409 INVALID_STATE when the schedule is not in a state that allows it.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["pauseJobSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/schedules/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume: paused → active; the visits up to the horizon are made again
+         * @description 409 INVALID_STATE when the schedule is not in a state that allows it.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["resumeJobSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/schedules/{id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a schedule on endDate (default today); later not-started visits are canceled
+         * @description active or paused → ended (final).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["endJobSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/schedules/{id}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skip one occurrence: its visit is canceled, or it is never made
+         * @description A date that is not an occurrence → 400. Answers the canceled visit, or {date, skipped: true}.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["skipJobScheduleOccurrence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs": {
         parameters: {
             query?: never;
@@ -1389,6 +1555,50 @@ export interface paths {
         get: operations["getJobCalendar"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/route": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A crew’s (or member’s) jobs of one day in a short driving order from the depot
+         * @description Give date and exactly one of crewId or assignedTo. The winter routes’ optimizer over the properties’ coordinates, from the organization’s depot setting; stops without coordinates go last. Nothing is stored (POST /api/jobs/route/apply stores it).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getJobDayRoute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/route/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store the day route’s order as each job’s routeOrder
+         * @description The same query as GET /api/jobs/route; answers the stored order.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["applyJobDayRoute"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4486,6 +4696,14 @@ export interface components {
          *       ],
          *       "total": 60,
          *       "invoiceId": null,
+         *       "startTime": "08:00",
+         *       "startsAt": "2026-05-04T13:00:00.000Z",
+         *       "durationMinutes": 45,
+         *       "crewId": null,
+         *       "scheduleId": null,
+         *       "occurrenceDate": null,
+         *       "reminderSentAt": null,
+         *       "routeOrder": null,
          *       "createdAt": "2026-04-28T12:30:00.000Z",
          *       "updatedAt": "2026-04-28T12:30:00.000Z"
          *     }
@@ -4526,6 +4744,14 @@ export interface components {
             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
             total: number;
             invoiceId: string | null;
+            startTime: string | null;
+            startsAt: string | null;
+            durationMinutes: number | null;
+            crewId: string | null;
+            scheduleId: string | null;
+            occurrenceDate: string | null;
+            reminderSentAt: string | null;
+            routeOrder: number | null;
             /**
              * Format: date-time
              * @description ISO 8601 date-time, UTC
@@ -6961,6 +7187,61 @@ export interface operations {
                     };
                 };
             };
+            /** @description A browser is sent to the customer page, /portal/{token} (Location) */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPortalVisits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            scheduledDate: string;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            status: string;
+                            services: string[];
+                        }[];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -7156,6 +7437,13 @@ export interface operations {
                             currency: string;
                             /** @description Default invoice due date = invoice date + this; default 30 */
                             paymentTermsDays: number;
+                            /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
+                            visitHorizonDays: number;
+                            visitReminderHours: number | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;
@@ -7201,6 +7489,13 @@ export interface operations {
                     currency?: string;
                     /** @description Default invoice due date = invoice date + this; default 30 */
                     paymentTermsDays?: number;
+                    /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
+                    visitHorizonDays?: number;
+                    visitReminderHours?: number | null;
+                    depot?: {
+                        lat: number;
+                        lng: number;
+                    } | null;
                     billApprovalThreshold?: number | null;
                     companyName?: string | null;
                     companyEmail?: string | null;
@@ -7232,6 +7527,13 @@ export interface operations {
                             currency: string;
                             /** @description Default invoice due date = invoice date + this; default 30 */
                             paymentTermsDays: number;
+                            /** @description Recurring schedules have their visits made this many days ahead (today included); default 56 */
+                            visitHorizonDays: number;
+                            visitReminderHours: number | null;
+                            depot: {
+                                lat: number;
+                                lng: number;
+                            } | null;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;
@@ -13993,6 +14295,14 @@ export interface operations {
                              *       ],
                              *       "total": 60,
                              *       "invoiceId": null,
+                             *       "startTime": "08:00",
+                             *       "startsAt": "2026-05-04T13:00:00.000Z",
+                             *       "durationMinutes": 45,
+                             *       "crewId": null,
+                             *       "scheduleId": null,
+                             *       "occurrenceDate": null,
+                             *       "reminderSentAt": null,
+                             *       "routeOrder": null,
                              *       "createdAt": "2026-04-28T12:30:00.000Z",
                              *       "updatedAt": "2026-04-28T12:30:00.000Z",
                              *       "checklist": [
@@ -14056,6 +14366,14 @@ export interface operations {
                                 /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                                 total: number;
                                 invoiceId: string | null;
+                                startTime: string | null;
+                                startsAt: string | null;
+                                durationMinutes: number | null;
+                                crewId: string | null;
+                                scheduleId: string | null;
+                                occurrenceDate: string | null;
+                                reminderSentAt: string | null;
+                                routeOrder: number | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 date-time, UTC
@@ -14089,6 +14407,1597 @@ export interface operations {
                                     createdAt: string;
                                 }[];
                             };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listJobSchedules: {
+        parameters: {
+            query?: {
+                /** @description active | paused | ended */
+                status?: "active" | "paused" | "ended";
+                customerId?: string;
+                contractId?: string;
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description sch_… */
+                            id: string;
+                            customerId: string;
+                            propertyId: string | null;
+                            contractId: string | null;
+                            title: string;
+                            rrule: string;
+                            /**
+                             * Format: date
+                             * @description DTSTART: the first date the rule may fall on
+                             * @example 2026-05-01
+                             */
+                            startDate: string;
+                            endDate: string | null;
+                            startTime: string | null;
+                            durationMinutes: number | null;
+                            assignedTo: string[];
+                            crewId: string | null;
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                unitPrice: number;
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts of one visit */
+                            total: number;
+                            checklist: string[];
+                            notes: string | null;
+                            billing: {
+                                /**
+                                 * @description per_visit | batch | installments | none
+                                 * @enum {string}
+                                 */
+                                mode: "per_visit" | "batch" | "installments" | "none";
+                                autoSend?: boolean;
+                                amounts?: number[];
+                                count?: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                firstDate?: string;
+                                /** @enum {string} */
+                                every?: "month";
+                            };
+                            /**
+                             * @description active | paused | ended
+                             * @enum {string}
+                             */
+                            status: "active" | "paused" | "ended";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createJobSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                 *       "title": "Weekly mowing",
+                 *       "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                 *       "startDate": "2026-04-01",
+                 *       "endDate": "2026-10-31",
+                 *       "startTime": "08:00",
+                 *       "lineItems": [
+                 *         {
+                 *           "description": "Weekly mowing",
+                 *           "quantity": 1,
+                 *           "unitPrice": 45
+                 *         }
+                 *       ],
+                 *       "billing": {
+                 *         "mode": "batch"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The customer */
+                    customerId: string;
+                    /** @description A property of that customer */
+                    propertyId?: string;
+                    /** @description A contract of that customer: the schedule waits for it to be active and ends with it */
+                    contractId?: string;
+                    title: string;
+                    /**
+                     * @description An RFC 5545 RRULE without DTSTART, e.g. FREQ=WEEKLY;BYDAY=TU. Parts: FREQ (DAILY, WEEKLY, MONTHLY), INTERVAL, BYDAY, BYMONTHDAY, BYMONTH, COUNT, UNTIL; anything else → 400
+                     * @example FREQ=WEEKLY;BYDAY=TU
+                     */
+                    rrule: string;
+                    /**
+                     * @description DTSTART: the first date the rule may fall on. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                     * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
+                     */
+                    startDate: string;
+                    /**
+                     * @description The last date a visit may fall on (inclusive). A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                     * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
+                     */
+                    endDate?: string;
+                    /**
+                     * @description Local start time, HH:mm (24 h) in the organization’s timezone
+                     * @example 08:00
+                     */
+                    startTime?: string;
+                    /** @description Expected length, minutes (1..1440) */
+                    durationMinutes?: number;
+                    /** @description Team member user ids copied onto each visit */
+                    assignedTo?: string[];
+                    /** @description A crew (GET /api/crew-tracking/crews) */
+                    crewId?: string;
+                    /** @description The price of one visit; money and rounding exactly as invoice lines */
+                    lineItems?: {
+                        /** @description Catalog service; supplies description, unitPrice and taxable when they are omitted */
+                        serviceId?: string;
+                        /** @description Required unless serviceId is given */
+                        description?: string;
+                        /** @description Greater than 0, at most three decimals */
+                        quantity: number;
+                        /** @description Price per unit, ≥ 0, at most two decimals; required unless serviceId is given */
+                        unitPrice?: number;
+                        /** @description Default: the service’s setting, else true */
+                        taxable?: boolean;
+                    }[];
+                    /** @description Checklist item texts copied onto each visit, in order */
+                    checklist?: string[];
+                    /** @description Instructions for the crew, copied onto each visit */
+                    notes?: string;
+                    /** @description per_visit | batch | installments | none */
+                    billing: {
+                        /**
+                         * @description Completing a visit makes its invoice
+                         * @enum {string}
+                         */
+                        mode: "per_visit";
+                        /** @description Send the invoice as soon as it is made */
+                        autoSend?: boolean;
+                    } | {
+                        /**
+                         * @description The completed visits of a month, one invoice per customer
+                         * @enum {string}
+                         */
+                        mode: "batch";
+                        /** @description Send the invoice as soon as it is made */
+                        autoSend?: boolean;
+                    } | {
+                        /**
+                         * @description Fixed invoices on their dates, whatever the visits
+                         * @enum {string}
+                         */
+                        mode: "installments";
+                        /** @description As many as count; default: the contract value (or lines × occurrences) split evenly */
+                        amounts?: number[];
+                        count: number;
+                        /**
+                         * @description The first installment’s date. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                         * @example 2026-05-01
+                         * @example 2026-03-01T02:00:00Z
+                         */
+                        firstDate: string;
+                        /** @enum {string} */
+                        every: "month";
+                    } | {
+                        /** @enum {string} */
+                        mode: "none";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "contractId": null,
+                         *       "title": "Weekly mowing",
+                         *       "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "startTime": "08:00",
+                         *       "durationMinutes": 45,
+                         *       "assignedTo": [],
+                         *       "crewId": null,
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         }
+                         *       ],
+                         *       "total": 45,
+                         *       "checklist": [
+                         *         "Mow",
+                         *         "Edge",
+                         *         "Blow off walks"
+                         *       ],
+                         *       "notes": "Gate code 1234",
+                         *       "billing": {
+                         *         "mode": "batch"
+                         *       },
+                         *       "status": "active",
+                         *       "createdAt": "2026-03-20T15:00:00.000Z",
+                         *       "updatedAt": "2026-03-20T15:00:00.000Z",
+                         *       "nextOccurrences": [
+                         *         "2026-04-07",
+                         *         "2026-04-14",
+                         *         "2026-04-21"
+                         *       ]
+                         *     }
+                         */
+                        data: {
+                            /** @description sch_… */
+                            id: string;
+                            customerId: string;
+                            propertyId: string | null;
+                            contractId: string | null;
+                            title: string;
+                            rrule: string;
+                            /**
+                             * Format: date
+                             * @description DTSTART: the first date the rule may fall on
+                             * @example 2026-05-01
+                             */
+                            startDate: string;
+                            endDate: string | null;
+                            startTime: string | null;
+                            durationMinutes: number | null;
+                            assignedTo: string[];
+                            crewId: string | null;
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                unitPrice: number;
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts of one visit */
+                            total: number;
+                            checklist: string[];
+                            notes: string | null;
+                            billing: {
+                                /**
+                                 * @description per_visit | batch | installments | none
+                                 * @enum {string}
+                                 */
+                                mode: "per_visit" | "batch" | "installments" | "none";
+                                autoSend?: boolean;
+                                amounts?: number[];
+                                count?: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                firstDate?: string;
+                                /** @enum {string} */
+                                every?: "month";
+                            };
+                            /**
+                             * @description active | paused | ended
+                             * @enum {string}
+                             */
+                            status: "active" | "paused" | "ended";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
+                            nextOccurrences: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getJobSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                         *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *       "contractId": null,
+                         *       "title": "Weekly mowing",
+                         *       "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                         *       "startDate": "2026-04-01",
+                         *       "endDate": "2026-10-31",
+                         *       "startTime": "08:00",
+                         *       "durationMinutes": 45,
+                         *       "assignedTo": [],
+                         *       "crewId": null,
+                         *       "lineItems": [
+                         *         {
+                         *           "serviceId": null,
+                         *           "description": "Weekly mowing",
+                         *           "quantity": 1,
+                         *           "unitPrice": 45,
+                         *           "taxable": true,
+                         *           "amount": 45
+                         *         }
+                         *       ],
+                         *       "total": 45,
+                         *       "checklist": [
+                         *         "Mow",
+                         *         "Edge",
+                         *         "Blow off walks"
+                         *       ],
+                         *       "notes": "Gate code 1234",
+                         *       "billing": {
+                         *         "mode": "batch"
+                         *       },
+                         *       "status": "active",
+                         *       "createdAt": "2026-03-20T15:00:00.000Z",
+                         *       "updatedAt": "2026-03-20T15:00:00.000Z",
+                         *       "nextOccurrences": [
+                         *         "2026-04-07",
+                         *         "2026-04-14",
+                         *         "2026-04-21"
+                         *       ]
+                         *     }
+                         */
+                        data: {
+                            /** @description sch_… */
+                            id: string;
+                            customerId: string;
+                            propertyId: string | null;
+                            contractId: string | null;
+                            title: string;
+                            rrule: string;
+                            /**
+                             * Format: date
+                             * @description DTSTART: the first date the rule may fall on
+                             * @example 2026-05-01
+                             */
+                            startDate: string;
+                            endDate: string | null;
+                            startTime: string | null;
+                            durationMinutes: number | null;
+                            assignedTo: string[];
+                            crewId: string | null;
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                unitPrice: number;
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts of one visit */
+                            total: number;
+                            checklist: string[];
+                            notes: string | null;
+                            billing: {
+                                /**
+                                 * @description per_visit | batch | installments | none
+                                 * @enum {string}
+                                 */
+                                mode: "per_visit" | "batch" | "installments" | "none";
+                                autoSend?: boolean;
+                                amounts?: number[];
+                                count?: number;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                firstDate?: string;
+                                /** @enum {string} */
+                                every?: "month";
+                            };
+                            /**
+                             * @description active | paused | ended
+                             * @enum {string}
+                             */
+                            status: "active" | "paused" | "ended";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
+                            nextOccurrences: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateJobSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Changes apply forward: visits still scheduled, from today on, not invoiced and not edited one by one are rewritten (or removed, when no longer an occurrence); others never change. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    /**
+                     * @description An RFC 5545 RRULE without DTSTART, e.g. FREQ=WEEKLY;BYDAY=TU. Parts: FREQ (DAILY, WEEKLY, MONTHLY), INTERVAL, BYDAY, BYMONTHDAY, BYMONTH, COUNT, UNTIL; anything else → 400
+                     * @example FREQ=WEEKLY;BYDAY=TU
+                     */
+                    rrule?: string;
+                    endDate?: string | null;
+                    startTime?: string | null;
+                    durationMinutes?: number | null;
+                    /** @description Team member user ids copied onto each visit */
+                    assignedTo?: string[];
+                    crewId?: string | null;
+                    /** @description The price of one visit; money and rounding exactly as invoice lines */
+                    lineItems?: {
+                        /** @description Catalog service; supplies description, unitPrice and taxable when they are omitted */
+                        serviceId?: string;
+                        /** @description Required unless serviceId is given */
+                        description?: string;
+                        /** @description Greater than 0, at most three decimals */
+                        quantity: number;
+                        /** @description Price per unit, ≥ 0, at most two decimals; required unless serviceId is given */
+                        unitPrice?: number;
+                        /** @description Default: the service’s setting, else true */
+                        taxable?: boolean;
+                    }[];
+                    /** @description Checklist item texts copied onto each visit, in order */
+                    checklist?: string[];
+                    notes?: string | null;
+                    /** @description per_visit | batch | installments | none */
+                    billing?: {
+                        /**
+                         * @description Completing a visit makes its invoice
+                         * @enum {string}
+                         */
+                        mode: "per_visit";
+                        /** @description Send the invoice as soon as it is made */
+                        autoSend?: boolean;
+                    } | {
+                        /**
+                         * @description The completed visits of a month, one invoice per customer
+                         * @enum {string}
+                         */
+                        mode: "batch";
+                        /** @description Send the invoice as soon as it is made */
+                        autoSend?: boolean;
+                    } | {
+                        /**
+                         * @description Fixed invoices on their dates, whatever the visits
+                         * @enum {string}
+                         */
+                        mode: "installments";
+                        /** @description As many as count; default: the contract value (or lines × occurrences) split evenly */
+                        amounts?: number[];
+                        count: number;
+                        /**
+                         * @description The first installment’s date. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                         * @example 2026-05-01
+                         * @example 2026-03-01T02:00:00Z
+                         */
+                        firstDate: string;
+                        /** @enum {string} */
+                        every: "month";
+                    } | {
+                        /** @enum {string} */
+                        mode: "none";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "schedule": {
+                         *         "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                         *         "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *         "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *         "contractId": null,
+                         *         "title": "Weekly mowing",
+                         *         "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                         *         "startDate": "2026-04-01",
+                         *         "endDate": "2026-10-31",
+                         *         "startTime": "08:00",
+                         *         "durationMinutes": 45,
+                         *         "assignedTo": [],
+                         *         "crewId": null,
+                         *         "lineItems": [
+                         *           {
+                         *             "serviceId": null,
+                         *             "description": "Weekly mowing",
+                         *             "quantity": 1,
+                         *             "unitPrice": 45,
+                         *             "taxable": true,
+                         *             "amount": 45
+                         *           }
+                         *         ],
+                         *         "total": 45,
+                         *         "checklist": [
+                         *           "Mow",
+                         *           "Edge",
+                         *           "Blow off walks"
+                         *         ],
+                         *         "notes": "Gate code 1234",
+                         *         "billing": {
+                         *           "mode": "batch"
+                         *         },
+                         *         "status": "active",
+                         *         "createdAt": "2026-03-20T15:00:00.000Z",
+                         *         "updatedAt": "2026-03-20T15:00:00.000Z",
+                         *         "nextOccurrences": [
+                         *           "2026-04-07",
+                         *           "2026-04-14",
+                         *           "2026-04-21"
+                         *         ]
+                         *       },
+                         *       "visits": {
+                         *         "updated": 7,
+                         *         "added": 0,
+                         *         "removed": 1
+                         *       }
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * @example {
+                             *       "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                             *       "contractId": null,
+                             *       "title": "Weekly mowing",
+                             *       "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                             *       "startDate": "2026-04-01",
+                             *       "endDate": "2026-10-31",
+                             *       "startTime": "08:00",
+                             *       "durationMinutes": 45,
+                             *       "assignedTo": [],
+                             *       "crewId": null,
+                             *       "lineItems": [
+                             *         {
+                             *           "serviceId": null,
+                             *           "description": "Weekly mowing",
+                             *           "quantity": 1,
+                             *           "unitPrice": 45,
+                             *           "taxable": true,
+                             *           "amount": 45
+                             *         }
+                             *       ],
+                             *       "total": 45,
+                             *       "checklist": [
+                             *         "Mow",
+                             *         "Edge",
+                             *         "Blow off walks"
+                             *       ],
+                             *       "notes": "Gate code 1234",
+                             *       "billing": {
+                             *         "mode": "batch"
+                             *       },
+                             *       "status": "active",
+                             *       "createdAt": "2026-03-20T15:00:00.000Z",
+                             *       "updatedAt": "2026-03-20T15:00:00.000Z",
+                             *       "nextOccurrences": [
+                             *         "2026-04-07",
+                             *         "2026-04-14",
+                             *         "2026-04-21"
+                             *       ]
+                             *     }
+                             */
+                            schedule: {
+                                /** @description sch_… */
+                                id: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                contractId: string | null;
+                                title: string;
+                                rrule: string;
+                                /**
+                                 * Format: date
+                                 * @description DTSTART: the first date the rule may fall on
+                                 * @example 2026-05-01
+                                 */
+                                startDate: string;
+                                endDate: string | null;
+                                startTime: string | null;
+                                durationMinutes: number | null;
+                                assignedTo: string[];
+                                crewId: string | null;
+                                lineItems: {
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Σ line amounts of one visit */
+                                total: number;
+                                checklist: string[];
+                                notes: string | null;
+                                billing: {
+                                    /**
+                                     * @description per_visit | batch | installments | none
+                                     * @enum {string}
+                                     */
+                                    mode: "per_visit" | "batch" | "installments" | "none";
+                                    autoSend?: boolean;
+                                    amounts?: number[];
+                                    count?: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    firstDate?: string;
+                                    /** @enum {string} */
+                                    every?: "month";
+                                };
+                                /**
+                                 * @description active | paused | ended
+                                 * @enum {string}
+                                 */
+                                status: "active" | "paused" | "ended";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
+                                nextOccurrences: string[];
+                            };
+                            visits: {
+                                /** @description Visits rewritten in place (same job ids) */
+                                updated: number;
+                                /** @description Visits made */
+                                added: number;
+                                /** @description Visits canceled (job.cancelled), never deleted */
+                                removed: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    pauseJobSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "schedule": {
+                         *         "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                         *         "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *         "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *         "contractId": null,
+                         *         "title": "Weekly mowing",
+                         *         "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                         *         "startDate": "2026-04-01",
+                         *         "endDate": "2026-10-31",
+                         *         "startTime": "08:00",
+                         *         "durationMinutes": 45,
+                         *         "assignedTo": [],
+                         *         "crewId": null,
+                         *         "lineItems": [
+                         *           {
+                         *             "serviceId": null,
+                         *             "description": "Weekly mowing",
+                         *             "quantity": 1,
+                         *             "unitPrice": 45,
+                         *             "taxable": true,
+                         *             "amount": 45
+                         *           }
+                         *         ],
+                         *         "total": 45,
+                         *         "checklist": [
+                         *           "Mow",
+                         *           "Edge",
+                         *           "Blow off walks"
+                         *         ],
+                         *         "notes": "Gate code 1234",
+                         *         "billing": {
+                         *           "mode": "batch"
+                         *         },
+                         *         "status": "active",
+                         *         "createdAt": "2026-03-20T15:00:00.000Z",
+                         *         "updatedAt": "2026-03-20T15:00:00.000Z",
+                         *         "nextOccurrences": [
+                         *           "2026-04-07",
+                         *           "2026-04-14",
+                         *           "2026-04-21"
+                         *         ]
+                         *       },
+                         *       "visits": {
+                         *         "updated": 7,
+                         *         "added": 0,
+                         *         "removed": 1
+                         *       }
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * @example {
+                             *       "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                             *       "contractId": null,
+                             *       "title": "Weekly mowing",
+                             *       "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                             *       "startDate": "2026-04-01",
+                             *       "endDate": "2026-10-31",
+                             *       "startTime": "08:00",
+                             *       "durationMinutes": 45,
+                             *       "assignedTo": [],
+                             *       "crewId": null,
+                             *       "lineItems": [
+                             *         {
+                             *           "serviceId": null,
+                             *           "description": "Weekly mowing",
+                             *           "quantity": 1,
+                             *           "unitPrice": 45,
+                             *           "taxable": true,
+                             *           "amount": 45
+                             *         }
+                             *       ],
+                             *       "total": 45,
+                             *       "checklist": [
+                             *         "Mow",
+                             *         "Edge",
+                             *         "Blow off walks"
+                             *       ],
+                             *       "notes": "Gate code 1234",
+                             *       "billing": {
+                             *         "mode": "batch"
+                             *       },
+                             *       "status": "active",
+                             *       "createdAt": "2026-03-20T15:00:00.000Z",
+                             *       "updatedAt": "2026-03-20T15:00:00.000Z",
+                             *       "nextOccurrences": [
+                             *         "2026-04-07",
+                             *         "2026-04-14",
+                             *         "2026-04-21"
+                             *       ]
+                             *     }
+                             */
+                            schedule: {
+                                /** @description sch_… */
+                                id: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                contractId: string | null;
+                                title: string;
+                                rrule: string;
+                                /**
+                                 * Format: date
+                                 * @description DTSTART: the first date the rule may fall on
+                                 * @example 2026-05-01
+                                 */
+                                startDate: string;
+                                endDate: string | null;
+                                startTime: string | null;
+                                durationMinutes: number | null;
+                                assignedTo: string[];
+                                crewId: string | null;
+                                lineItems: {
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Σ line amounts of one visit */
+                                total: number;
+                                checklist: string[];
+                                notes: string | null;
+                                billing: {
+                                    /**
+                                     * @description per_visit | batch | installments | none
+                                     * @enum {string}
+                                     */
+                                    mode: "per_visit" | "batch" | "installments" | "none";
+                                    autoSend?: boolean;
+                                    amounts?: number[];
+                                    count?: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    firstDate?: string;
+                                    /** @enum {string} */
+                                    every?: "month";
+                                };
+                                /**
+                                 * @description active | paused | ended
+                                 * @enum {string}
+                                 */
+                                status: "active" | "paused" | "ended";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
+                                nextOccurrences: string[];
+                            };
+                            visits: {
+                                /** @description Visits rewritten in place (same job ids) */
+                                updated: number;
+                                /** @description Visits made */
+                                added: number;
+                                /** @description Visits canceled (job.cancelled), never deleted */
+                                removed: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resumeJobSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "schedule": {
+                         *         "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                         *         "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *         "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *         "contractId": null,
+                         *         "title": "Weekly mowing",
+                         *         "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                         *         "startDate": "2026-04-01",
+                         *         "endDate": "2026-10-31",
+                         *         "startTime": "08:00",
+                         *         "durationMinutes": 45,
+                         *         "assignedTo": [],
+                         *         "crewId": null,
+                         *         "lineItems": [
+                         *           {
+                         *             "serviceId": null,
+                         *             "description": "Weekly mowing",
+                         *             "quantity": 1,
+                         *             "unitPrice": 45,
+                         *             "taxable": true,
+                         *             "amount": 45
+                         *           }
+                         *         ],
+                         *         "total": 45,
+                         *         "checklist": [
+                         *           "Mow",
+                         *           "Edge",
+                         *           "Blow off walks"
+                         *         ],
+                         *         "notes": "Gate code 1234",
+                         *         "billing": {
+                         *           "mode": "batch"
+                         *         },
+                         *         "status": "active",
+                         *         "createdAt": "2026-03-20T15:00:00.000Z",
+                         *         "updatedAt": "2026-03-20T15:00:00.000Z",
+                         *         "nextOccurrences": [
+                         *           "2026-04-07",
+                         *           "2026-04-14",
+                         *           "2026-04-21"
+                         *         ]
+                         *       },
+                         *       "visits": {
+                         *         "updated": 7,
+                         *         "added": 0,
+                         *         "removed": 1
+                         *       }
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * @example {
+                             *       "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                             *       "contractId": null,
+                             *       "title": "Weekly mowing",
+                             *       "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                             *       "startDate": "2026-04-01",
+                             *       "endDate": "2026-10-31",
+                             *       "startTime": "08:00",
+                             *       "durationMinutes": 45,
+                             *       "assignedTo": [],
+                             *       "crewId": null,
+                             *       "lineItems": [
+                             *         {
+                             *           "serviceId": null,
+                             *           "description": "Weekly mowing",
+                             *           "quantity": 1,
+                             *           "unitPrice": 45,
+                             *           "taxable": true,
+                             *           "amount": 45
+                             *         }
+                             *       ],
+                             *       "total": 45,
+                             *       "checklist": [
+                             *         "Mow",
+                             *         "Edge",
+                             *         "Blow off walks"
+                             *       ],
+                             *       "notes": "Gate code 1234",
+                             *       "billing": {
+                             *         "mode": "batch"
+                             *       },
+                             *       "status": "active",
+                             *       "createdAt": "2026-03-20T15:00:00.000Z",
+                             *       "updatedAt": "2026-03-20T15:00:00.000Z",
+                             *       "nextOccurrences": [
+                             *         "2026-04-07",
+                             *         "2026-04-14",
+                             *         "2026-04-21"
+                             *       ]
+                             *     }
+                             */
+                            schedule: {
+                                /** @description sch_… */
+                                id: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                contractId: string | null;
+                                title: string;
+                                rrule: string;
+                                /**
+                                 * Format: date
+                                 * @description DTSTART: the first date the rule may fall on
+                                 * @example 2026-05-01
+                                 */
+                                startDate: string;
+                                endDate: string | null;
+                                startTime: string | null;
+                                durationMinutes: number | null;
+                                assignedTo: string[];
+                                crewId: string | null;
+                                lineItems: {
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Σ line amounts of one visit */
+                                total: number;
+                                checklist: string[];
+                                notes: string | null;
+                                billing: {
+                                    /**
+                                     * @description per_visit | batch | installments | none
+                                     * @enum {string}
+                                     */
+                                    mode: "per_visit" | "batch" | "installments" | "none";
+                                    autoSend?: boolean;
+                                    amounts?: number[];
+                                    count?: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    firstDate?: string;
+                                    /** @enum {string} */
+                                    every?: "month";
+                                };
+                                /**
+                                 * @description active | paused | ended
+                                 * @enum {string}
+                                 */
+                                status: "active" | "paused" | "ended";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
+                                nextOccurrences: string[];
+                            };
+                            visits: {
+                                /** @description Visits rewritten in place (same job ids) */
+                                updated: number;
+                                /** @description Visits made */
+                                added: number;
+                                /** @description Visits canceled (job.cancelled), never deleted */
+                                removed: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    endJobSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The last date with a visit (inclusive); default today. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                     * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
+                     */
+                    endDate?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "schedule": {
+                         *         "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                         *         "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                         *         "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                         *         "contractId": null,
+                         *         "title": "Weekly mowing",
+                         *         "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                         *         "startDate": "2026-04-01",
+                         *         "endDate": "2026-10-31",
+                         *         "startTime": "08:00",
+                         *         "durationMinutes": 45,
+                         *         "assignedTo": [],
+                         *         "crewId": null,
+                         *         "lineItems": [
+                         *           {
+                         *             "serviceId": null,
+                         *             "description": "Weekly mowing",
+                         *             "quantity": 1,
+                         *             "unitPrice": 45,
+                         *             "taxable": true,
+                         *             "amount": 45
+                         *           }
+                         *         ],
+                         *         "total": 45,
+                         *         "checklist": [
+                         *           "Mow",
+                         *           "Edge",
+                         *           "Blow off walks"
+                         *         ],
+                         *         "notes": "Gate code 1234",
+                         *         "billing": {
+                         *           "mode": "batch"
+                         *         },
+                         *         "status": "active",
+                         *         "createdAt": "2026-03-20T15:00:00.000Z",
+                         *         "updatedAt": "2026-03-20T15:00:00.000Z",
+                         *         "nextOccurrences": [
+                         *           "2026-04-07",
+                         *           "2026-04-14",
+                         *           "2026-04-21"
+                         *         ]
+                         *       },
+                         *       "visits": {
+                         *         "updated": 7,
+                         *         "added": 0,
+                         *         "removed": 1
+                         *       }
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * @example {
+                             *       "id": "sch_0mws9k2c1f8r3n5t7v9x1z3b5d",
+                             *       "customerId": "cus_01JD8Q5M2XH7Z4W9K3T6R1B0NA",
+                             *       "propertyId": "prp_01JD8Q7A4C2E6G8J0L2N4Q6S8U",
+                             *       "contractId": null,
+                             *       "title": "Weekly mowing",
+                             *       "rrule": "FREQ=WEEKLY;BYDAY=TU",
+                             *       "startDate": "2026-04-01",
+                             *       "endDate": "2026-10-31",
+                             *       "startTime": "08:00",
+                             *       "durationMinutes": 45,
+                             *       "assignedTo": [],
+                             *       "crewId": null,
+                             *       "lineItems": [
+                             *         {
+                             *           "serviceId": null,
+                             *           "description": "Weekly mowing",
+                             *           "quantity": 1,
+                             *           "unitPrice": 45,
+                             *           "taxable": true,
+                             *           "amount": 45
+                             *         }
+                             *       ],
+                             *       "total": 45,
+                             *       "checklist": [
+                             *         "Mow",
+                             *         "Edge",
+                             *         "Blow off walks"
+                             *       ],
+                             *       "notes": "Gate code 1234",
+                             *       "billing": {
+                             *         "mode": "batch"
+                             *       },
+                             *       "status": "active",
+                             *       "createdAt": "2026-03-20T15:00:00.000Z",
+                             *       "updatedAt": "2026-03-20T15:00:00.000Z",
+                             *       "nextOccurrences": [
+                             *         "2026-04-07",
+                             *         "2026-04-14",
+                             *         "2026-04-21"
+                             *       ]
+                             *     }
+                             */
+                            schedule: {
+                                /** @description sch_… */
+                                id: string;
+                                customerId: string;
+                                propertyId: string | null;
+                                contractId: string | null;
+                                title: string;
+                                rrule: string;
+                                /**
+                                 * Format: date
+                                 * @description DTSTART: the first date the rule may fall on
+                                 * @example 2026-05-01
+                                 */
+                                startDate: string;
+                                endDate: string | null;
+                                startTime: string | null;
+                                durationMinutes: number | null;
+                                assignedTo: string[];
+                                crewId: string | null;
+                                lineItems: {
+                                    serviceId: string | null;
+                                    description: string;
+                                    quantity: number;
+                                    unitPrice: number;
+                                    taxable: boolean;
+                                    /** @description round(quantity × unitPrice), half away from zero */
+                                    amount: number;
+                                }[];
+                                /** @description Σ line amounts of one visit */
+                                total: number;
+                                checklist: string[];
+                                notes: string | null;
+                                billing: {
+                                    /**
+                                     * @description per_visit | batch | installments | none
+                                     * @enum {string}
+                                     */
+                                    mode: "per_visit" | "batch" | "installments" | "none";
+                                    autoSend?: boolean;
+                                    amounts?: number[];
+                                    count?: number;
+                                    /**
+                                     * Format: date
+                                     * @description Date, YYYY-MM-DD
+                                     * @example 2026-05-01
+                                     */
+                                    firstDate?: string;
+                                    /** @enum {string} */
+                                    every?: "month";
+                                };
+                                /**
+                                 * @description active | paused | ended
+                                 * @enum {string}
+                                 */
+                                status: "active" | "paused" | "ended";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                                /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
+                                nextOccurrences: string[];
+                            };
+                            visits: {
+                                /** @description Visits rewritten in place (same job ids) */
+                                updated: number;
+                                /** @description Visits made */
+                                added: number;
+                                /** @description Visits canceled (job.cancelled), never deleted */
+                                removed: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    skipJobScheduleOccurrence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An occurrence date of the schedule. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                     * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
+                     */
+                    date: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description job_… */
+                            id: string;
+                            customerId: string;
+                            propertyId: string | null;
+                            /**
+                             * @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled
+                             * @enum {unknown}
+                             */
+                            status: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                            /**
+                             * Format: date
+                             * @description The day the job is scheduled for, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            scheduledDate: string;
+                            /** @description Team member user ids */
+                            assignedTo: string[];
+                            /** @description Service names */
+                            services: string[];
+                            notes: string | null;
+                            /** @description Priced lines, in order ([] when the job is not priced) */
+                            lineItems: {
+                                serviceId: string | null;
+                                description: string;
+                                quantity: number;
+                                /** @description Price per unit */
+                                unitPrice: number;
+                                /** @description Whether the invoice made from this job taxes the line */
+                                taxable: boolean;
+                                /** @description round(quantity × unitPrice), half away from zero, exactly as on invoices */
+                                amount: number;
+                            }[];
+                            /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
+                            total: number;
+                            invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            /** @description In the order given at creation */
+                            checklist: {
+                                /** @description jci_… */
+                                id: string;
+                                text: string;
+                                completed: boolean;
+                                completedAt: string | null;
+                            }[];
+                            /** @description Chronological, oldest first */
+                            activity: {
+                                id: string;
+                                /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
+                                type: string;
+                                /** @description Human-readable description of the change */
+                                message: string;
+                                actorId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                            }[];
+                        } | {
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            date: string;
+                            /**
+                             * @description Recorded: that date will not be made
+                             * @enum {boolean}
+                             */
+                            skipped: true;
                         };
                     };
                 };
@@ -14184,6 +16093,14 @@ export interface operations {
                             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                             total: number;
                             invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14279,6 +16196,15 @@ export interface operations {
                         /** @description Default: the service’s setting, else true */
                         taxable?: boolean;
                     }[];
+                    /**
+                     * @description Local start time, HH:mm (24 h) in the organization’s timezone
+                     * @example 08:00
+                     */
+                    startTime?: string;
+                    /** @description Expected length, minutes (1..1440) */
+                    durationMinutes?: number;
+                    /** @description A crew (GET /api/crew-tracking/crews) */
+                    crewId?: string;
                 };
             };
         };
@@ -14326,6 +16252,14 @@ export interface operations {
                          *       ],
                          *       "total": 60,
                          *       "invoiceId": null,
+                         *       "startTime": "08:00",
+                         *       "startsAt": "2026-05-04T13:00:00.000Z",
+                         *       "durationMinutes": 45,
+                         *       "crewId": null,
+                         *       "scheduleId": null,
+                         *       "occurrenceDate": null,
+                         *       "reminderSentAt": null,
+                         *       "routeOrder": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -14389,6 +16323,14 @@ export interface operations {
                             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                             total: number;
                             invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14511,6 +16453,14 @@ export interface operations {
                                 /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                                 total: number;
                                 invoiceId: string | null;
+                                startTime: string | null;
+                                startsAt: string | null;
+                                durationMinutes: number | null;
+                                crewId: string | null;
+                                scheduleId: string | null;
+                                occurrenceDate: string | null;
+                                reminderSentAt: string | null;
+                                routeOrder: number | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 date-time, UTC
@@ -14529,6 +16479,159 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getJobDayRoute: {
+        parameters: {
+            query: {
+                /** @description The day. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone */
+                date: string;
+                /** @description The crew (or give assignedTo) */
+                crewId?: string;
+                /** @description A member user id (or give crewId) */
+                assignedTo?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "date": "2026-05-05",
+                         *       "stops": [
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *           "routeOrder": 1,
+                         *           "distanceKm": 3.2
+                         *         },
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKR",
+                         *           "routeOrder": 2,
+                         *           "distanceKm": 1.45
+                         *         }
+                         *       ],
+                         *       "distanceKm": 4.65
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            date: string;
+                            stops: {
+                                jobId: string;
+                                /** @description Position in the driving order, from 1 */
+                                routeOrder: number;
+                                /** @description Leg from the previous stop (the first from the depot; 0 without one or without coordinates) */
+                                distanceKm: number;
+                            }[];
+                            /** @description Σ legs, km, 2 decimals */
+                            distanceKm: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    applyJobDayRoute: {
+        parameters: {
+            query: {
+                /** @description The day. A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone */
+                date: string;
+                /** @description The crew (or give assignedTo) */
+                crewId?: string;
+                /** @description A member user id (or give crewId) */
+                assignedTo?: string;
+            };
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "date": "2026-05-05",
+                         *       "stops": [
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
+                         *           "routeOrder": 1,
+                         *           "distanceKm": 3.2
+                         *         },
+                         *         {
+                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKR",
+                         *           "routeOrder": 2,
+                         *           "distanceKm": 1.45
+                         *         }
+                         *       ],
+                         *       "distanceKm": 4.65
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            date: string;
+                            stops: {
+                                jobId: string;
+                                /** @description Position in the driving order, from 1 */
+                                routeOrder: number;
+                                /** @description Leg from the previous stop (the first from the depot; 0 without one or without coordinates) */
+                                distanceKm: number;
+                            }[];
+                            /** @description Σ legs, km, 2 decimals */
+                            distanceKm: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -14587,6 +16690,14 @@ export interface operations {
                          *       ],
                          *       "total": 60,
                          *       "invoiceId": null,
+                         *       "startTime": "08:00",
+                         *       "startsAt": "2026-05-04T13:00:00.000Z",
+                         *       "durationMinutes": 45,
+                         *       "crewId": null,
+                         *       "scheduleId": null,
+                         *       "occurrenceDate": null,
+                         *       "reminderSentAt": null,
+                         *       "routeOrder": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -14650,6 +16761,14 @@ export interface operations {
                             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                             total: number;
                             invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14703,7 +16822,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Partial update. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line. */
+        /** @description Partial update. A visit of a schedule changed here keeps its changes when the schedule is edited later. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line. */
         requestBody: {
             content: {
                 "application/json": {
@@ -14737,6 +16856,9 @@ export interface operations {
                         /** @description Default: the service’s setting, else true */
                         taxable?: boolean;
                     }[];
+                    startTime?: string | null;
+                    durationMinutes?: number | null;
+                    crewId?: string | null;
                 };
             };
         };
@@ -14784,6 +16906,14 @@ export interface operations {
                          *       ],
                          *       "total": 60,
                          *       "invoiceId": null,
+                         *       "startTime": "08:00",
+                         *       "startsAt": "2026-05-04T13:00:00.000Z",
+                         *       "durationMinutes": 45,
+                         *       "crewId": null,
+                         *       "scheduleId": null,
+                         *       "occurrenceDate": null,
+                         *       "reminderSentAt": null,
+                         *       "routeOrder": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -14847,6 +16977,14 @@ export interface operations {
                             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                             total: number;
                             invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -14935,7 +17073,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Partial update. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line. */
+        /** @description Partial update. A visit of a schedule changed here keeps its changes when the schedule is edited later. A completed or canceled job accepts only `notes` (so a billed job’s lines never change); a draft accepts every field but `status` (publish it instead). `lineItems` replaces every line. */
         requestBody: {
             content: {
                 "application/json": {
@@ -14969,6 +17107,9 @@ export interface operations {
                         /** @description Default: the service’s setting, else true */
                         taxable?: boolean;
                     }[];
+                    startTime?: string | null;
+                    durationMinutes?: number | null;
+                    crewId?: string | null;
                 };
             };
         };
@@ -15016,6 +17157,14 @@ export interface operations {
                          *       ],
                          *       "total": 60,
                          *       "invoiceId": null,
+                         *       "startTime": "08:00",
+                         *       "startsAt": "2026-05-04T13:00:00.000Z",
+                         *       "durationMinutes": 45,
+                         *       "crewId": null,
+                         *       "scheduleId": null,
+                         *       "occurrenceDate": null,
+                         *       "reminderSentAt": null,
+                         *       "routeOrder": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -15079,6 +17228,14 @@ export interface operations {
                             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                             total: number;
                             invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -15187,6 +17344,14 @@ export interface operations {
                          *       ],
                          *       "total": 60,
                          *       "invoiceId": null,
+                         *       "startTime": "08:00",
+                         *       "startsAt": "2026-05-04T13:00:00.000Z",
+                         *       "durationMinutes": 45,
+                         *       "crewId": null,
+                         *       "scheduleId": null,
+                         *       "occurrenceDate": null,
+                         *       "reminderSentAt": null,
+                         *       "routeOrder": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -15250,6 +17415,14 @@ export interface operations {
                             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                             total: number;
                             invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -15360,6 +17533,14 @@ export interface operations {
                          *       ],
                          *       "total": 60,
                          *       "invoiceId": null,
+                         *       "startTime": "08:00",
+                         *       "startsAt": "2026-05-04T13:00:00.000Z",
+                         *       "durationMinutes": 45,
+                         *       "crewId": null,
+                         *       "scheduleId": null,
+                         *       "occurrenceDate": null,
+                         *       "reminderSentAt": null,
+                         *       "routeOrder": null,
                          *       "createdAt": "2026-04-28T12:30:00.000Z",
                          *       "updatedAt": "2026-04-28T12:30:00.000Z",
                          *       "checklist": [
@@ -15423,6 +17604,14 @@ export interface operations {
                             /** @description Σ line amounts (no tax: the invoice adds it); 0 without lines */
                             total: number;
                             invoiceId: string | null;
+                            startTime: string | null;
+                            startsAt: string | null;
+                            durationMinutes: number | null;
+                            crewId: string | null;
+                            scheduleId: string | null;
+                            occurrenceDate: string | null;
+                            reminderSentAt: string | null;
+                            routeOrder: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
