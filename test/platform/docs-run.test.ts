@@ -119,7 +119,7 @@ describe.each(DOCS)('$doc runs as written, on a server of its own', ({ doc, work
 describe('every page in a row on one server, in one directory', () => {
   let started: Awaited<ReturnType<typeof startDocsServer>> | undefined;
   beforeAll(async () => {
-    started = await startDocsServer('docs-all', true);
+    started = await startDocsServer('docs_all', true);
   }, 180_000);
   afterAll(async () => {
     if (started) await stop(started.server.run);

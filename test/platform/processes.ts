@@ -102,7 +102,8 @@ export async function processEnvironment(
   let dropDatabase: (() => Promise<void>) | undefined;
   const info = inject('database');
   if (info.kind === 'postgres') {
-    const name = `${info.prefix}_${label}_${process.pid}`;
+    // A bare identifier whatever the label says (CREATE DATABASE takes no '-').
+    const name = `${info.prefix}_${label.replace(/[^A-Za-z0-9_]/g, '_')}_${process.pid}`;
     const admin = new pg.Client({ connectionString: info.url });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`);
