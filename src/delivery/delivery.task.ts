@@ -1,7 +1,7 @@
-import pg from 'pg';
 import type { TaskContext, WorkerTask } from '../background/runner.js';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/client.js';
+import { listenOn } from '../db/listen.js';
 import { asPlatform, asPlatformStatement } from '../platform/cross-tenant.js';
 import { WAKE_CHANNEL } from '../platform/events/outbox.js';
 import { SecretBox } from '../platform/secrets.js';
@@ -298,61 +298,15 @@ export class WebhookWorker {
  * dedicated connection that reconnects when the database drops it. PGlite (one
  * process) relies on its own listen support or on polling.
  */
-async function listenForWork(
+function listenForWork(
   database: Database,
   listenUrl: string | undefined,
   log: Log,
   onWake: () => void,
 ): Promise<() => Promise<void>> {
-  if (database.pglite) {
-    const unlisten = await database.pglite.listen(WAKE_CHANNEL, onWake);
-    return async () => {
-      await unlisten().catch(() => {});
-    };
-  }
-  // LISTEN_DATABASE_URL when set: a direct connection, not through a transaction-pooling
-  // PgBouncer, on which a LISTEN never hears a NOTIFY. Otherwise the pool's own settings.
-  // The pool's other settings (its connect time-out) apply to the direct connection too.
-  const poolOptions = (database.pool as unknown as { options: pg.ClientConfig }).options;
-  const options: pg.ClientConfig =
-    listenUrl && listenUrl !== poolOptions.connectionString
-      ? { ...poolOptions, connectionString: listenUrl }
-      : poolOptions;
-  let stopped = false;
-  let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    if (stopped) return;
-    const c = new pg.Client({ ...options });
-    client = c;
-    const reconnect = () => {
-      if (stopped || client !== c) return;
-      client = undefined;
-      c.end().catch(() => {});
-      retry = setTimeout(() => void connect(), 1000);
-      retry.unref();
-    };
-    c.on('error', reconnect);
-    c.on('end', reconnect);
-    c.on('notification', onWake);
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${WAKE_CHANNEL}`);
-      onWake(); // anything emitted while we were disconnected
-    } catch (err) {
-      log.debug({ err }, 'webhook LISTEN connection failed; retrying');
-      reconnect();
-    }
-  };
-  await connect();
-  return async () => {
-    stopped = true;
-    clearTimeout(retry);
-    const c = client;
-    client = undefined;
-    // end() can wait forever on a connection that is still being established.
-    if (c) await Promise.race([c.end().catch(() => {}), new Promise((r) => setTimeout(r, 1000).unref())]);
-  };
+  return listenOn(database, listenUrl, WAKE_CHANNEL, onWake, (err) =>
+    log.debug({ err }, 'webhook LISTEN connection failed; retrying'),
+  );
 }
 
 /** The worker task (listed in src/modules/tasks.ts). Options exist for tests and benchmarks. */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import type { Database, Db, Tx } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
+import { listenOn } from '../../db/listen.js';
 
 /**
  * Revocation across API processes.
@@ -94,44 +94,7 @@ export async function listenForRevocations(
   listenUrl: string | undefined,
   onRevoked: () => void,
 ): Promise<() => Promise<void>> {
+  // The embedded database is one process: revoking clears its own cache.
   if (!database.pool) return async () => {};
-  // LISTEN_DATABASE_URL when set: behind a transaction-pooling PgBouncer a LISTEN never hears a NOTIFY.
-  const poolOptions = (database.pool as unknown as { options: pg.ClientConfig }).options;
-  const options: pg.ClientConfig =
-    listenUrl && listenUrl !== poolOptions.connectionString
-      ? { ...poolOptions, connectionString: listenUrl }
-      : poolOptions;
-  let stopped = false;
-  let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    if (stopped) return;
-    const c = new pg.Client({ ...options });
-    client = c;
-    const reconnect = () => {
-      if (stopped || client !== c) return;
-      client = undefined;
-      c.end().catch(() => {});
-      retry = setTimeout(() => void connect(), 1000);
-      retry.unref();
-    };
-    c.on('error', reconnect);
-    c.on('end', reconnect);
-    c.on('notification', onRevoked);
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${AUTH_CHANNEL}`);
-      onRevoked(); // whatever was announced while we were not listening
-    } catch {
-      reconnect();
-    }
-  };
-  await connect();
-  return async () => {
-    stopped = true;
-    clearTimeout(retry);
-    const c = client;
-    client = undefined;
-    if (c) await Promise.race([c.end().catch(() => {}), new Promise((r) => setTimeout(r, 1000).unref())]);
-  };
+  return listenOn(database, listenUrl, AUTH_CHANNEL, onRevoked);
 }
