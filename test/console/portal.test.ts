@@ -3,6 +3,8 @@ import { eq } from 'drizzle-orm';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portalTokens } from '../../src/db/schema/index.js';
+import { formatVisitDate } from '../../src/modules/portal/portal.html.js';
+import { today as todayIn } from '../../src/platform/dates.js';
 import { createCustomer, deliverMail, line, mailText, type ReceivedMail, startSmtp } from '../factories.js';
 import { newTenant, type TestUser } from '../harness.js';
 import { deliver, paymentIntent, STRIPE_SECRET, stripeEvent } from '../payments/helpers.js';
@@ -185,6 +187,12 @@ describe('the customer page at the portal link', () => {
       { clientSecret: intent?.client_secret, returnUrl: `${server.base}${pagePath}`, redirect: 'if_required' },
     ]);
 
+    // A reload before Stripe's webhook arrives: the page says the payment is being
+    // confirmed and does not offer to pay again.
+    await page.reload();
+    await page.getByText('Payment received by Stripe').waitFor();
+    expect(await page.getByRole('button', { name: /Pay/ }).count()).toBe(0);
+
     // Stripe tells the server; the page, asking every 2 s, shows the invoice paid.
     const event = stripeEvent('payment_intent.succeeded', paymentIntent(intent?.id as string, 29228, invoice.id));
     const delivered = await deliver(server.h, owner.organizationId, event);
@@ -290,8 +298,28 @@ describe('the customer page at the portal link', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json().data.id as string;
+    // Visits twice a week: the page lists the first eight still to come, at 08:00 Chicago time.
+    const schedule = await owner.call('POST', '/api/jobs/schedules', {
+      customerId,
+      title: 'Weekly mowing',
+      rrule: 'FREQ=WEEKLY;BYDAY=TU,FR',
+      startDate: todayIn('America/Chicago'),
+      startTime: '08:00',
+      billing: { mode: 'none' },
+    });
+    expect(schedule.statusCode, schedule.body).toBe(201);
+    const next = schedule.json().data.nextOccurrences as string[];
     await page.goto(await mailedLink(`/api/contracts/${id}/send`));
     await page.getByText('Awaiting your signature').waitFor();
+    const visits = page.getByRole('region', { name: 'Upcoming visits' });
+    await visits.getByRole('listitem').first().waitFor();
+    expect(await visits.getByRole('listitem').count()).toBe(8);
+    expect(await visits.getByRole('listitem').first().textContent()).toContain(
+      `${formatVisitDate(next[0] as string)} · 8:00 AM`,
+    );
+    await visits.getByText('Weekly mowing').first().waitFor();
+    await visits.getByText(/and \d+ more after/).waitFor();
+    await screenshot(page, 'contract-visits', 'docs/portal');
     await page.getByText('Billed monthly; 14 days to pay.').first().waitFor();
     await expectAccessibleControls(page);
     await page.getByLabel('Your full name').fill('Pat Rivera');

@@ -1,4 +1,4 @@
-import type { PortalCompany, PortalPageModel } from './portal.page.js';
+import type { PortalCompany, PortalPageModel, PortalVisit } from './portal.page.js';
 
 /*
  * The customer page, rendered on the server: the document is readable without
@@ -48,6 +48,16 @@ export function formatDate(date: string): string {
   return new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(
     new Date(`${date}T00:00:00Z`),
   );
+}
+/** A visit's calendar date with its weekday (Tue, Dec 1, 2026), never shifted by a timezone. */
+export function formatVisitDate(date: string): string {
+  return new Intl.DateTimeFormat('en-US', {
+    weekday: 'short',
+    month: 'short',
+    day: 'numeric',
+    year: 'numeric',
+    timeZone: 'UTC',
+  }).format(new Date(`${date}T00:00:00Z`));
 }
 /** A moment, in the organization's timezone, with the zone named. */
 export function formatMoment(iso: string, timezone: string): string {
@@ -301,13 +311,40 @@ function contractBody(m: Extract<PortalPageModel, { kind: 'document' }>, d: Doc)
   };
 }
 
-/**
- * Where the customer's upcoming visits go once the portal exposes them
- * (GET /api/portal/{token}/visits, planned): deliberately empty until then,
- * no placeholder data.
- */
-function upcomingVisits(): Html | null {
-  return null;
+/** How many visits the page lists before it says how many more there are. */
+const VISITS_SHOWN = 8;
+
+const VISIT_STATUS: Record<string, [string, Tone]> = {
+  in_progress: ['Under way', 'info'],
+  on_hold: ['On hold', 'warn'],
+};
+
+/** A visit's time of day: its moment in the organization's timezone, else the local start time as entered. */
+function visitTime(v: PortalVisit, timezone: string): string | null {
+  const at = v.startsAt instanceof Date ? v.startsAt.toISOString() : v.startsAt;
+  if (at) {
+    return new Intl.DateTimeFormat('en-US', { hour: 'numeric', minute: '2-digit', timeZone: timezone }).format(
+      new Date(at),
+    );
+  }
+  return v.startTime;
+}
+
+/** The customer's visits still to come (the same list as GET /api/portal/{token}/visits), or nothing when there are none. */
+function upcomingVisits(m: Extract<PortalPageModel, { kind: 'document' }>): Html | null {
+  if (m.visits.length === 0) return null;
+  const shown = m.visits.slice(0, VISITS_SHOWN);
+  const more = m.visits.length - shown.length;
+  return html`<section class="card visits" aria-labelledby="visits-heading">
+    <h2 id="visits-heading">Upcoming visits</h2>
+    <ul class="visit-list">${shown.map((v) => {
+      const time = visitTime(v, m.company.timezone);
+      const status = VISIT_STATUS[v.status];
+      return html`<li class="visit"><span class="visit-when">${formatVisitDate(v.scheduledDate)}${time ? html` · ${time}` : null}</span>
+        <span class="visit-what">${v.services.length ? v.services.join(', ') : 'Visit'}</span>${status ? badge(status[0], status[1]) : null}</li>`;
+    })}</ul>
+    ${more > 0 ? html`<p class="muted small">and ${more} more after ${formatDate((shown[shown.length - 1] as PortalVisit).scheduledDate)}.</p>` : null}
+  </section>`;
 }
 
 export interface RenderedPage {
@@ -392,7 +429,7 @@ export function renderPortalPage(m: PortalPageModel, assets: PortalAssets): Rend
         ${view.details}
       </section>
     </div>
-    ${upcomingVisits()}
+    ${upcomingVisits(m)}
     <footer class="foot muted small">Questions about this ${m.type}? Contact ${m.company.name}${m.company.email ? html` at <a href="${`mailto:${m.company.email}`}">${m.company.email}</a>` : null}. Times are shown in ${m.company.timezone}.</footer>
   </main>
   <noscript><p class="page muted">Paying, approving and signing need JavaScript; the document and its PDF work without it.</p></noscript>`;

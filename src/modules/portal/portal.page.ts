@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.js';
 import { today } from '../../platform/dates.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { customerById, customerName } from '../customers/customers.refs.js';
+import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
 import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe-client.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import type { PortalHandlers, PortalRequestMeta } from './portal.registry.js';
@@ -16,6 +17,12 @@ export interface PortalCompany {
   timezone: string;
   currency: string;
 }
+
+/** A visit still to come, as the customer page lists it (GET /api/portal/{token}/visits's items). */
+export type PortalVisit = Awaited<ReturnType<typeof upcomingVisitsOf>>[number];
+
+/** Link types whose page lists the customer's upcoming visits (the types GET /api/portal/{token}/visits answers). */
+const SHOWS_VISITS: ReadonlySet<string> = new Set(['contract', 'invoice']);
 
 /** Everything the customer page renders; built once per request, rendered by portal.html.ts. */
 export type PortalPageModel =
@@ -32,6 +39,8 @@ export type PortalPageModel =
       stripePublishableKey: string | null;
       /** The PDF exists for this type (invoices and estimates). */
       hasPdf: boolean;
+      /** The customer's visits still to come, soonest first (contract and invoice links; empty otherwise). */
+      visits: PortalVisit[];
     }
   | { kind: 'expired'; company: PortalCompany }
   | { kind: 'missing' };
@@ -69,6 +78,9 @@ export async function loadPortalPage(
       typeof document.customerId === 'string' ? await customerById(ctx, document.customerId).catch(() => null) : null;
     // Card payment needs all three: Stripe.js's key, the key that makes the intent, and the
     // webhook secret through which the payment reaches the invoice (else the page would wait forever).
+    const visits = SHOWS_VISITS.has(link.documentType)
+      ? await upcomingVisitsOf(ctx, link.documentType, link.documentId)
+      : [];
     const cardReady =
       link.documentType === 'invoice' &&
       settings.stripePublishableKey !== null &&
@@ -84,6 +96,7 @@ export async function loadPortalPage(
       today: today(settings.timezone),
       stripePublishableKey: cardReady ? settings.stripePublishableKey : null,
       hasPdf: handler.pdf !== undefined,
+      visits,
     };
   });
 }

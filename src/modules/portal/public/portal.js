@@ -64,16 +64,55 @@ function busy(button, on, label) {
 
 /* ------------------------------------------------------------ invoices: card payment */
 
+/*
+ * Between Stripe's confirmation and its webhook the server still shows the balance due.
+ * The browser remembers the confirmed payment (per link, for PENDING_FOR_MS), so a reload
+ * in that window shows "being confirmed" instead of offering to pay again.
+ */
+const PENDING_FOR_MS = 30 * 60 * 1000;
+const pendingKey = () => `portal-payment:${token}`;
+
+function rememberPayment(balance) {
+  try {
+    localStorage.setItem(pendingKey(), JSON.stringify({ balance, at: Date.now() }));
+  } catch {
+    // Storage refused (private mode): only a reload loses the "being confirmed" message.
+  }
+}
+function forgetPayment() {
+  try {
+    localStorage.removeItem(pendingKey());
+  } catch {
+    // Nothing stored.
+  }
+}
+/** A payment this browser confirmed for the balance the page shows now, not yet recorded by the server. */
+function paymentPending() {
+  try {
+    const pending = JSON.parse(localStorage.getItem(pendingKey()) ?? 'null');
+    const fresh = pending && Date.now() - pending.at < PENDING_FOR_MS;
+    if (fresh && pending.balance === Number(root.dataset.balance)) return true;
+    if (pending) forgetPayment();
+  } catch {
+    forgetPayment();
+  }
+  return false;
+}
+
 /** Ask until the invoice shows the payment (Stripe's webhook recorded it), then show the page afresh. */
 function waitForPayment() {
   const before = Number(root.dataset.balance);
+  rememberPayment(before);
   say('Payment received by Stripe. Confirming with the company… this page updates by itself.');
   const started = Date.now();
   const tick = async () => {
     try {
       const data = await call('GET', '');
       const doc = data?.document;
-      if (doc && (doc.status === 'paid' || doc.balance < before)) return reload();
+      if (doc && (doc.status === 'paid' || doc.balance < before)) {
+        forgetPayment();
+        return reload();
+      }
     } catch {
       // A failed check is retried at the next tick.
     }
@@ -91,7 +130,11 @@ function setUpPayment() {
   const form = document.getElementById('payment-form');
   const submit = document.getElementById('pay-submit');
   const key = root.dataset.stripeKey;
-  if (!start || !form || !key) return;
+  if (!start || !form || !key) {
+    // Paid, void or closed: nothing is pending any more.
+    forgetPayment();
+    return;
+  }
   let stripe;
   let elements;
 
@@ -141,10 +184,11 @@ function setUpPayment() {
 
   // Back from a bank's confirmation page (3-D Secure): Stripe appends the outcome to return_url.
   const outcome = new URLSearchParams(window.location.search).get('redirect_status');
-  if (outcome === 'succeeded' || outcome === 'processing') {
+  if (outcome === 'succeeded' || outcome === 'processing' || (!outcome && paymentPending())) {
     start.hidden = true;
     waitForPayment();
   } else if (outcome === 'failed') {
+    forgetPayment();
     fail('The payment was not completed. You can try again with another card.');
   }
 }
