@@ -10,6 +10,7 @@ import {
   type ConsoleServer,
   expectAccessibleControls,
   newPage,
+  ownerFromPage,
   PASSWORD,
   screenshot,
   signInInBrowser,
@@ -17,24 +18,6 @@ import {
   startConsole,
   uniqueEmail,
 } from './browser.js';
-
-/** The owner signed up in the browser, as a harness user (for seeding through the API). */
-async function ownerFromPage(server: ConsoleServer, page: Page, email: string): Promise<TestUser> {
-  const cookies = await page.context().cookies();
-  const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
-  const orgs = (await caller(server.h.app, { cookie })('GET', '/api/organizations')).json().data as Array<{
-    id: string;
-    active: boolean;
-  }>;
-  const me = (await caller(server.h.app, { cookie })('GET', '/api/auth/get-session')).json().data;
-  return {
-    userId: me.user.id,
-    email,
-    cookie,
-    organizationId: orgs.find((o) => o.active)?.id as string,
-    call: caller(server.h.app, { cookie }),
-  };
-}
 
 describe('web console: API keys, settings, export, dashboard and errors', () => {
   let server: ConsoleServer;

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { createHarness, type Harness } from '../harness.js';
+import { caller, createHarness, type Harness, type TestUser } from '../harness.js';
 
 /** Debian's chromium (`.ci/run` installs it when missing); playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -122,4 +122,22 @@ export async function screenshot(page: Page, name: string, dir = 'docs/console')
   if (!SCREENSHOTS) return;
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
+}
+
+/** The owner signed up in the browser, as a harness user (for seeding through the API). */
+export async function ownerFromPage(server: ConsoleServer, page: Page, email: string): Promise<TestUser> {
+  const cookies = await page.context().cookies();
+  const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+  const orgs = (await caller(server.h.app, { cookie })('GET', '/api/organizations')).json().data as Array<{
+    id: string;
+    active: boolean;
+  }>;
+  const me = (await caller(server.h.app, { cookie })('GET', '/api/auth/get-session')).json().data;
+  return {
+    userId: me.user.id,
+    email,
+    cookie,
+    organizationId: orgs.find((o) => o.active)?.id as string,
+    call: caller(server.h.app, { cookie }),
+  };
 }

@@ -146,6 +146,12 @@ describe('recurring schedules', () => {
     });
     expect(notOccurrence.statusCode).toBe(400);
     expect(notOccurrence.json().error.details[0].field).toBe('date');
+    // The schedule names which of its next dates have no visit to come.
+    const detail = (await owner.call('GET', `/api/jobs/schedules/${schedule.id}`)).json().data;
+    expect(detail.skippedDates).toEqual(
+      [first?.occurrenceDate, second?.occurrenceDate, far].filter((d) => detail.nextOccurrences.includes(d)),
+    );
+    expect(detail.skippedDates.slice(0, 2)).toEqual([first?.occurrenceDate, second?.occurrenceDate]);
 
     // Pause + resume remakes what the pause removed, but never the skipped or deleted dates.
     const paused = await owner.call('POST', `/api/jobs/schedules/${schedule.id}/pause`);

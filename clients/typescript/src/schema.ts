@@ -14711,6 +14711,9 @@ export interface operations {
                          *         "2026-04-07",
                          *         "2026-04-14",
                          *         "2026-04-21"
+                         *       ],
+                         *       "skippedDates": [
+                         *         "2026-04-14"
                          *       ]
                          *     }
                          */
@@ -14781,6 +14784,8 @@ export interface operations {
                             updatedAt: string;
                             /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
                             nextOccurrences: string[];
+                            /** @description Which of nextOccurrences have no visit to come: skipped (POST …/skip) or their visit deleted; ascending */
+                            skippedDates: string[];
                         };
                     };
                 };
@@ -14858,6 +14863,9 @@ export interface operations {
                          *         "2026-04-07",
                          *         "2026-04-14",
                          *         "2026-04-21"
+                         *       ],
+                         *       "skippedDates": [
+                         *         "2026-04-14"
                          *       ]
                          *     }
                          */
@@ -14928,6 +14936,8 @@ export interface operations {
                             updatedAt: string;
                             /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
                             nextOccurrences: string[];
+                            /** @description Which of nextOccurrences have no visit to come: skipped (POST …/skip) or their visit deleted; ascending */
+                            skippedDates: string[];
                         };
                     };
                 };
@@ -15075,6 +15085,9 @@ export interface operations {
                          *           "2026-04-07",
                          *           "2026-04-14",
                          *           "2026-04-21"
+                         *         ],
+                         *         "skippedDates": [
+                         *           "2026-04-14"
                          *         ]
                          *       },
                          *       "visits": {
@@ -15126,6 +15139,9 @@ export interface operations {
                              *         "2026-04-07",
                              *         "2026-04-14",
                              *         "2026-04-21"
+                             *       ],
+                             *       "skippedDates": [
+                             *         "2026-04-14"
                              *       ]
                              *     }
                              */
@@ -15196,6 +15212,8 @@ export interface operations {
                                 updatedAt: string;
                                 /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
                                 nextOccurrences: string[];
+                                /** @description Which of nextOccurrences have no visit to come: skipped (POST …/skip) or their visit deleted; ascending */
+                                skippedDates: string[];
                             };
                             visits: {
                                 /** @description Visits rewritten in place (same job ids) */
@@ -15290,6 +15308,9 @@ export interface operations {
                          *           "2026-04-07",
                          *           "2026-04-14",
                          *           "2026-04-21"
+                         *         ],
+                         *         "skippedDates": [
+                         *           "2026-04-14"
                          *         ]
                          *       },
                          *       "visits": {
@@ -15341,6 +15362,9 @@ export interface operations {
                              *         "2026-04-07",
                              *         "2026-04-14",
                              *         "2026-04-21"
+                             *       ],
+                             *       "skippedDates": [
+                             *         "2026-04-14"
                              *       ]
                              *     }
                              */
@@ -15411,6 +15435,8 @@ export interface operations {
                                 updatedAt: string;
                                 /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
                                 nextOccurrences: string[];
+                                /** @description Which of nextOccurrences have no visit to come: skipped (POST …/skip) or their visit deleted; ascending */
+                                skippedDates: string[];
                             };
                             visits: {
                                 /** @description Visits rewritten in place (same job ids) */
@@ -15506,6 +15532,9 @@ export interface operations {
                          *           "2026-04-07",
                          *           "2026-04-14",
                          *           "2026-04-21"
+                         *         ],
+                         *         "skippedDates": [
+                         *           "2026-04-14"
                          *         ]
                          *       },
                          *       "visits": {
@@ -15557,6 +15586,9 @@ export interface operations {
                              *         "2026-04-07",
                              *         "2026-04-14",
                              *         "2026-04-21"
+                             *       ],
+                             *       "skippedDates": [
+                             *         "2026-04-14"
                              *       ]
                              *     }
                              */
@@ -15627,6 +15659,8 @@ export interface operations {
                                 updatedAt: string;
                                 /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
                                 nextOccurrences: string[];
+                                /** @description Which of nextOccurrences have no visit to come: skipped (POST …/skip) or their visit deleted; ascending */
+                                skippedDates: string[];
                             };
                             visits: {
                                 /** @description Visits rewritten in place (same job ids) */
@@ -15729,6 +15763,9 @@ export interface operations {
                          *           "2026-04-07",
                          *           "2026-04-14",
                          *           "2026-04-21"
+                         *         ],
+                         *         "skippedDates": [
+                         *           "2026-04-14"
                          *         ]
                          *       },
                          *       "visits": {
@@ -15780,6 +15817,9 @@ export interface operations {
                              *         "2026-04-07",
                              *         "2026-04-14",
                              *         "2026-04-21"
+                             *       ],
+                             *       "skippedDates": [
+                             *         "2026-04-14"
                              *       ]
                              *     }
                              */
@@ -15850,6 +15890,8 @@ export interface operations {
                                 updatedAt: string;
                                 /** @description The next 10 occurrence dates from today (skipped ones included), ascending */
                                 nextOccurrences: string[];
+                                /** @description Which of nextOccurrences have no visit to come: skipped (POST …/skip) or their visit deleted; ascending */
+                                skippedDates: string[];
                             };
                             visits: {
                                 /** @description Visits rewritten in place (same job ids) */

@@ -150,10 +150,20 @@ export const ScheduleDetail = Type.Object(
     nextOccurrences: Type.Array(DateOnly(), {
       description: 'The next 10 occurrence dates from today (skipped ones included), ascending',
     }),
+    skippedDates: Type.Array(DateOnly(), {
+      description:
+        'Which of nextOccurrences have no visit to come: skipped (POST …/skip) or their visit deleted; ascending',
+    }),
   },
   {
     additionalProperties: false,
-    examples: [{ ...exampleOf(Schedule), nextOccurrences: ['2026-04-07', '2026-04-14', '2026-04-21'] }],
+    examples: [
+      {
+        ...exampleOf(Schedule),
+        nextOccurrences: ['2026-04-07', '2026-04-14', '2026-04-21'],
+        skippedDates: ['2026-04-14'],
+      },
+    ],
   },
 );
 

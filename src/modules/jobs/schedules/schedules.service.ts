@@ -1,4 +1,4 @@
-import { and, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { contracts, jobScheduleSkips, jobSchedules, jobs, type ScheduleBilling } from '../../../db/schema/index.js';
 import { withCalendarDates } from '../../../platform/calendar-date.js';
 import { addDays, today as todayIn } from '../../../platform/dates.js';
@@ -116,7 +116,21 @@ async function detailOf(ctx: Ctx, r: ScheduleRow, w?: Window) {
   const window = w ?? (await scheduleContext(ctx));
   const nextOccurrences =
     r.status === 'ended' && r.endDate !== null && r.endDate < window.today ? [] : ruleOf(r).next(10, window.today);
-  return { ...scheduleView(r), nextOccurrences };
+  const skips =
+    nextOccurrences.length === 0
+      ? []
+      : await ctx.tx
+          .select({ date: jobScheduleSkips.occurrenceDate })
+          .from(jobScheduleSkips)
+          .where(
+            and(
+              eq(jobScheduleSkips.organizationId, ctx.organizationId),
+              eq(jobScheduleSkips.scheduleId, r.id),
+              inArray(jobScheduleSkips.occurrenceDate, nextOccurrences),
+            ),
+          );
+  const skipped = new Set(skips.map((s) => s.date));
+  return { ...scheduleView(r), nextOccurrences, skippedDates: nextOccurrences.filter((d) => skipped.has(d)) };
 }
 
 /** The contract a schedule follows: this customer's, not finished. 400 on contractId otherwise. */
