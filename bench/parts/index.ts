@@ -5,6 +5,7 @@ import { crewTrackingBench } from './crew-tracking.js';
 import { customersBench } from './customers.js';
 import { dashboardBench } from './dashboard.js';
 import { jobsBench } from './jobs.js';
+import { schedulesBench } from './schedules.js';
 import { webhooksBench } from './webhooks.js';
 import { winterRoutesBench } from './winter-routes.js';
 
@@ -12,6 +13,7 @@ import { winterRoutesBench } from './winter-routes.js';
 export const benchParts: BenchPart[] = [
   customersBench,
   jobsBench,
+  schedulesBench,
   webhooksBench,
   billingBench,
   batchInvoicingBench,

@@ -19,7 +19,7 @@ const DOCS: { doc: string; worker?: boolean }[] = [
   { doc: 'README.md' },
   { doc: 'docs/customers.md' },
   { doc: 'docs/billing.md' },
-  { doc: 'docs/jobs-contracts.md' },
+  { doc: 'docs/jobs-contracts.md', worker: true },
   { doc: 'docs/purchasing.md' },
   { doc: 'docs/crew-equipment.md' },
   { doc: 'docs/winter-routes.md' },

@@ -62,11 +62,20 @@ export async function extendScheduleHorizons(db: Db, now: Date = new Date(), lim
         )
         .for('update', { skipLocked: true });
       if (claimed.length === 0) return 0;
-      const plans = claimed.map((r) => ({
-        scheduleId: r.id,
+      // Schedules of one organization mostly share their rule and dates (a season's
+      // contracts): each distinct rule is expanded once per batch, not once per schedule.
+      const expanded = new Map<string, string[]>();
+      const plans = claimed.map((r) => {
         // Only the days past what was made already: earlier ones exist, or were removed on purpose.
-        dates: plannedDates(ruleOf(r), r, w, r.generatedThrough === null ? w.today : addDays(r.generatedThrough, 1)),
-      }));
+        const from = r.generatedThrough === null ? w.today : addDays(r.generatedThrough, 1);
+        const key = `${r.rrule}|${r.startDate}|${r.endDate}|${from}`;
+        let dates = expanded.get(key);
+        if (dates === undefined) {
+          dates = plannedDates(ruleOf(r), r, w, from);
+          expanded.set(key, dates);
+        }
+        return { scheduleId: r.id, dates };
+      });
       await makeVisits(ctx, plans, w.timezone);
       await ctx.tx
         .update(jobSchedules)

@@ -37,17 +37,23 @@ export function visitFieldsFromSchedule(date: SQL, timezone: string): Array<[col
     ['starts_at', startsAtSql(date, sql`s.start_time`, timezone)],
     ['duration_minutes', sql`s.duration_minutes`],
     ['crew_id', sql`s.crew_id`],
-    // The schedule's priced lines (quantity kept as the exact decimal text, as job lines store it).
-    [
-      'line_items',
-      sql`COALESCE((SELECT jsonb_agg(jsonb_set(l.v, '{quantity}', to_jsonb(l.v->>'quantity')) ORDER BY l.n)
-        FROM jsonb_array_elements(s.line_items) WITH ORDINALITY AS l(v, n)), '[]'::jsonb)`,
-    ],
-    [
-      'total_cents',
-      sql`(SELECT COALESCE(SUM((l->>'amountCents')::bigint), 0) FROM jsonb_array_elements(s.line_items) l)`,
-    ],
+    // The schedule's priced lines and their total, computed once per schedule by `schedulesFor`.
+    ['line_items', sql`s.visit_line_items`],
+    ['total_cents', sql`s.visit_total_cents`],
   ];
+}
+
+/**
+ * The schedules `where` selects (over `s`), as the copy above reads them: with the
+ * lines a visit takes (quantity kept as the exact decimal text, as job lines store it)
+ * and their total worked out once per schedule, not once per visit.
+ */
+export function schedulesFor(organizationId: string, where: SQL): SQL {
+  return sql`(SELECT s.*,
+      COALESCE((SELECT jsonb_agg(jsonb_set(l.v, '{quantity}', to_jsonb(l.v->>'quantity')) ORDER BY l.n)
+        FROM jsonb_array_elements(s.line_items) WITH ORDINALITY AS l(v, n)), '[]'::jsonb) AS visit_line_items,
+      (SELECT COALESCE(SUM((l->>'amountCents')::bigint), 0) FROM jsonb_array_elements(s.line_items) l) AS visit_total_cents
+    FROM job_schedules s WHERE s.organization_id = ${organizationId} AND ${where})`;
 }
 
 /**
@@ -100,7 +106,8 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
         INSERT INTO jobs (id, organization_id, status, scheduled_date, schedule_id, occurrence_date,
                           created_at, updated_at, ${columns})
         SELECT o.id, s.organization_id, ${SCHEDULED}, o.d, s.id, o.d, ${now}::timestamptz, ${now}::timestamptz, ${values}
-        FROM o JOIN job_schedules s ON s.id = o.schedule_id AND s.organization_id = ${ctx.organizationId}
+        FROM o JOIN ${schedulesFor(ctx.organizationId, sql`s.id = ANY(${sql.param([...new Set(scheduleIds)])}::text[])`)} s
+          ON s.id = o.schedule_id
         WHERE NOT EXISTS (
           SELECT 1 FROM job_schedule_skips k WHERE k.schedule_id = o.schedule_id AND k.occurrence_date = o.d)
         ON CONFLICT (schedule_id, occurrence_date) DO NOTHING
@@ -169,9 +176,8 @@ export async function rewriteVisits(
     await ctx.tx.execute(sql`
       WITH upd AS (
         UPDATE jobs j SET (${targets}, updated_at) = (SELECT ${values}, ${now}::timestamptz)
-        FROM job_schedules s
-        WHERE s.id = ${scheduleId} AND s.organization_id = ${ctx.organizationId}
-          AND j.organization_id = ${ctx.organizationId} AND j.schedule_id = s.id AND ${editableVisit(today)}
+        FROM ${schedulesFor(ctx.organizationId, sql`s.id = ${scheduleId}`)} s
+        WHERE j.organization_id = ${ctx.organizationId} AND j.schedule_id = s.id AND ${editableVisit(today)}
           AND ROW(${columns}) IS DISTINCT FROM ROW(${values})
         RETURNING j.id
       ),
