@@ -4,7 +4,7 @@ import { today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
-import { fromCents, toCents } from '../../platform/money.js';
+import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
@@ -18,7 +18,6 @@ import {
   detailOf,
   emitInvoiceTransition,
   eventData,
-  findRow,
   type InvoiceDetailView,
   type InvoiceRow,
 } from '../invoices/invoices.service.js';
@@ -240,16 +239,25 @@ export interface RecordedRefund {
   invoice: InvoiceDetailView;
 }
 
+/** The invoice a payment of this organization paid (404 when there is no such payment): what a refund locks first. */
+export async function paidInvoiceId(ctx: Ctx, paymentId: string): Promise<string> {
+  return (await findPayment(ctx, paymentId, false)).invoiceId;
+}
+
 /**
- * THE money movement for money given back (ledger postings hook in here). Locks the
- * invoice, then the payment (the order every payment path takes), so concurrent
- * refunds queue and each sees what the previous one left: the refunds of a payment
- * never add up to more than it. The unapplied excess goes back first; only the rest
- * is taken off the invoice's amountPaid, whose status then follows the transition table.
+ * THE money movement for money given back (ledger postings hook in here). `invoice` is the
+ * one the payment paid, locked FOR UPDATE by the caller; the payment is locked here (the
+ * order every payment path takes), so concurrent refunds queue and each sees what the
+ * previous one left: the refunds of a payment never add up to more than it. The unapplied
+ * excess goes back first; only the rest is taken off the invoice's amountPaid, whose
+ * status then follows the transition table.
  */
-export async function refundPayment(ctx: Ctx, paymentId: string, input: OutgoingRefund): Promise<RecordedRefund> {
-  const unlocked = await findPayment(ctx, paymentId, false);
-  const invoice = await findRow(ctx, unlocked.invoiceId, true);
+export async function refundPayment(
+  ctx: Ctx,
+  invoice: InvoiceRow,
+  paymentId: string,
+  input: OutgoingRefund,
+): Promise<RecordedRefund> {
   const payment = await findPayment(ctx, paymentId, true);
   const refundable = payment.amountCents - payment.refundedCents;
   const amount = input.amountCents ?? refundable;
@@ -314,16 +322,6 @@ export async function refundPayment(ctx: Ctx, paymentId: string, input: Outgoing
     refund: refundOut,
   });
   return { refund: refundOut, payment: paymentAfter, invoice: invoiceDetail };
-}
-
-/** `POST /api/payments/{id}/refunds`: the office gives money back. */
-export async function refundThroughApi(ctx: Ctx, paymentId: string, body: { amount?: number; reason?: string }) {
-  return refundPayment(ctx, paymentId, {
-    amountCents: body.amount === undefined ? undefined : toCents(body.amount, 'amount'),
-    reason: body.reason?.trim() || null,
-    origin: 'API',
-    processorRefundId: null,
-  });
 }
 
 /** The payment Stripe's PaymentIntent became, if it was recorded. */

@@ -150,11 +150,11 @@ export async function stripeRefunds(
     }
     // Locks the invoice (as refundPayment does) before the duplicate check, so a
     // concurrent delivery of the same refund waits and then sees it recorded.
-    await findRow(ctx, payment.invoiceId, true).catch(() => {
+    const invoice = await findRow(ctx, payment.invoiceId, true).catch(() => {
       throw notFound('Invoice');
     });
     if (await refundRecorded(ctx, refund.id)) continue;
-    await refundPayment(ctx, payment.id, {
+    await refundPayment(ctx, invoice, payment.id, {
       amountCents,
       reason: refund.reason ?? null,
       origin: 'STRIPE_DASHBOARD',
