@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
-import { invoices, paymentRefunds, payments } from '../../db/schema/index.js';
+import { paymentRefunds, payments } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
@@ -12,6 +12,7 @@ import type { Ctx } from '../../platform/tenancy.js';
 import { calendarBound } from '../billing/date-filter.js';
 import { postInvoiceIssued, postInvoicePayment, postPaymentRefund } from '../invoices/invoices.ledger.js';
 import { applyPayment, reversePayment } from '../invoices/invoices.payments.js';
+import { type InvoiceRef, invoiceIdsOfCustomer, invoiceRefs } from '../invoices/invoices.refs.js';
 import type { PaymentMethod } from '../invoices/invoices.schemas.js';
 import {
   balanceCents,
@@ -33,7 +34,6 @@ import {
 
 type PaymentRow = typeof payments.$inferSelect;
 type RefundRow = typeof paymentRefunds.$inferSelect;
-type InvoiceRef = Pick<InvoiceRow, 'id' | 'invoiceNumber' | 'customerId'>;
 
 export const refundView = (r: RefundRow) => ({
   id: r.id,
@@ -64,15 +64,6 @@ export const paymentView = (p: PaymentRow, invoice: InvoiceRef) => ({
 });
 export type PaymentView = ReturnType<typeof paymentView>;
 export type PaymentDetailView = PaymentView & { refunds: RefundView[] };
-
-async function invoiceRefs(ctx: Ctx, ids: string[]): Promise<Map<string, InvoiceRef>> {
-  if (ids.length === 0) return new Map();
-  const rows = await ctx.tx
-    .select({ id: invoices.id, invoiceNumber: invoices.invoiceNumber, customerId: invoices.customerId })
-    .from(invoices)
-    .where(and(eq(invoices.organizationId, ctx.organizationId), inArray(invoices.id, [...new Set(ids)])));
-  return new Map(rows.map((r) => [r.id, r]));
-}
 
 async function paymentDetail(ctx: Ctx, row: PaymentRow, invoice?: InvoiceRef): Promise<PaymentDetailView> {
   const ref = invoice ?? (await invoiceRefs(ctx, [row.invoiceId])).get(row.invoiceId);
@@ -114,15 +105,7 @@ export async function listPayments(ctx: Ctx, q: PaymentListFilters, page: Page) 
   if (q.invoiceId) where.push(eq(payments.invoiceId, q.invoiceId));
   if (q.customerId) {
     // A payment's customer is its invoice's, which no longer changes once anything is paid.
-    where.push(
-      inArray(
-        payments.invoiceId,
-        ctx.tx
-          .select({ id: invoices.id })
-          .from(invoices)
-          .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.customerId, q.customerId))),
-      ),
-    );
+    where.push(inArray(payments.invoiceId, invoiceIdsOfCustomer(ctx, q.customerId)));
   }
   if (q.method) where.push(eq(payments.method, q.method));
   if (q.status) where.push(eq(payments.status, q.status));
