@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
 import { billPayments, bills, invoices, ledgerLines, paymentRefunds, payments } from '../../src/db/schema/index.js';
 import { recordPayment } from '../../src/flows/record-payment.js';
+import { refundPayment } from '../../src/flows/refund-payment.js';
 import {
   createBillPayment,
   failBillPayment,
@@ -17,7 +18,6 @@ import {
   voidInvoice,
   writeOffInvoice,
 } from '../../src/modules/invoices/invoices.service.js';
-import { refundPayment } from '../../src/modules/payments/payments.service.js';
 import { createVendor } from '../../src/modules/vendors/vendors.service.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { AppError } from '../../src/platform/errors.js';
@@ -186,7 +186,7 @@ describe('ledger invariants over random sequences', () => {
                 const rest = payment.amount - payment.refunded;
                 const amountCents = c.whole ? undefined : Math.max(1, Math.floor((rest * c.pct) / 100));
                 await run((ctx) =>
-                  refundPayment(ctx, payment.id, { amountCents, reason: null, origin: 'API', processorRefundId: null }),
+                  refundPayment(ctx, payment.id, { amount: amountCents === undefined ? undefined : amountCents / 100 }),
                 );
                 refundsMade++;
                 break;

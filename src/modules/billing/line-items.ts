@@ -3,7 +3,7 @@ import { invalidField } from '../../platform/errors.js';
 import { checkQuantity, computeTotals, fromCents, type Totals, toCents } from '../../platform/money.js';
 import { Money, Nullable } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { requireServices } from '../customers/customers.refs.js';
+import { requireServices } from '../services/services.refs.js';
 
 /*
  * Line items shared by invoices and estimates: the request and response shapes,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
-import { type ContractLine, contractActivity, contracts, customers, properties } from '../../db/schema/index.js';
+import { type ContractLine, contractActivity, contracts } from '../../db/schema/index.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { stamp } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
@@ -13,15 +13,22 @@ import { canTake, next } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { findTemplate } from '../contract-templates/contract-templates.service.js';
 import { renderTemplate } from '../contract-templates/template-render.js';
-import { addressLine, customerName, requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import {
+  addressLine,
+  type CustomerRow,
+  customerName,
+  findCustomer,
+  requireCustomer,
+  requireProperty,
+} from '../customers/customers.refs.js';
 import { followContractEnd } from '../jobs/schedules/schedules.service.js';
 import { lastEmailOf, queueMail } from '../mail/mail.service.js';
 import { createPortalLink } from '../portal/portal.service.js';
+import { findProperty } from '../properties/properties.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { CONTRACT_STATUSES, type ContractStatus, type ContractTrigger, contractMachine } from './contracts.states.js';
 
 export type ContractRow = typeof contracts.$inferSelect;
-type CustomerRow = typeof customers.$inferSelect;
 
 export function contractView(r: ContractRow) {
   return {
@@ -166,10 +173,7 @@ async function buildContent(ctx: Ctx, c: ContentInput): Promise<string> {
     const settings = await getOrgSettings(ctx);
     let propertyAddress = '';
     if (c.propertyId) {
-      const [p] = await ctx.tx
-        .select()
-        .from(properties)
-        .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, c.propertyId)));
+      const p = await findProperty(ctx, c.propertyId);
       if (p) propertyAddress = addressLine(p.street, p.city, p.state, p.zip);
     }
     parts.push(
@@ -299,10 +303,7 @@ async function termsOver(ctx: Ctx, base: ContractRow, input: UpdateContractInput
   const title = input.title?.trim() ?? base.title;
   const terms = input.terms === undefined ? base.terms : input.terms;
   const totalCents = priced?.totalCents ?? base.totalValueCents;
-  const [customer] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, base.customerId)));
+  const customer = await findCustomer(ctx, base.customerId);
   const content = await buildContent(ctx, {
     title,
     templateBody: base.templateBody,
@@ -418,10 +419,7 @@ export interface SendResult {
 export async function sendContract(ctx: Ctx, id: string, baseUrl: string): Promise<SendResult> {
   const current = await findContract(ctx, id, true);
   const { from, to } = requireMove(current, 'send', 'sent');
-  const [customer] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, current.customerId)));
+  const customer = await findCustomer(ctx, current.customerId);
   const recipients = [...new Set([customer?.email, ...(customer?.additionalEmails ?? [])].filter(Boolean))] as string[];
   const link = await createPortalLink(ctx, baseUrl, 'contract', id);
   const now = new Date();

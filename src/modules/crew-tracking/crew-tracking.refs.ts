@@ -1,8 +1,10 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
-import { crews, jobs, members } from '../../db/schema/index.js';
+import { crews } from '../../db/schema/index.js';
 import { AppError, invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { jobExists } from '../jobs/jobs.refs.js';
+import { type MemberRef, memberOfUser, membersById } from '../members/members.refs.js';
 
 /*
  * Members named in a request body: `memberId` is the member's id (`mem_…`, GET
@@ -10,56 +12,34 @@ import type { Ctx } from '../../platform/tenancy.js';
  * field, like other body references (customers.refs.ts); a missing one in the URL is a 404.
  */
 
-export interface MemberRef {
-  id: string;
-  userId: string;
-  role: string;
-}
-
 /** The member the caller acts as (a user session or a device); an API key is no member. */
 export async function callerMember(ctx: Ctx, field = 'memberId'): Promise<MemberRef> {
   if (ctx.actor.kind !== 'user') throw invalidField(field, 'is required when the caller is not a member (API key)');
-  const [row] = await ctx.tx
-    .select({ id: members.id, userId: members.userId, role: members.role })
-    .from(members)
-    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.userId, ctx.actor.id)));
+  const row = await memberOfUser(ctx, ctx.actor.id);
   if (!row) throw invalidField(field, 'the caller is not a member of this organization');
   return row;
 }
 
 export async function requireMember(ctx: Ctx, id: string, field = 'memberId'): Promise<MemberRef> {
-  const [row] = await ctx.tx
-    .select({ id: members.id, userId: members.userId, role: members.role })
-    .from(members)
-    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  const row = (await membersById(ctx, [id])).get(id);
   if (!row) throw invalidField(field, `${id} is not a member of this organization`);
   return row;
 }
 
 export async function requireMembers(ctx: Ctx, ids: string[], field = 'memberIds'): Promise<Map<string, MemberRef>> {
-  const unique = [...new Set(ids)];
-  const rows =
-    unique.length === 0
-      ? []
-      : await ctx.tx
-          .select({ id: members.id, userId: members.userId, role: members.role })
-          .from(members)
-          .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.id, unique)));
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const missing = unique.find((id) => !byId.has(id));
+  const byId = await membersById(ctx, ids);
+  const missing = [...new Set(ids)].find((id) => !byId.has(id));
   if (missing) throw invalidField(field, `${missing} is not a member of this organization`);
   return byId;
 }
 
 /** The user id of each member still in the organization, for responses that carry `userId` beside `memberId`. */
 export async function userIdsOf(ctx: Ctx, ids: Array<string | null>): Promise<Map<string, string>> {
-  const unique = [...new Set(ids.filter((id): id is string => id !== null))];
-  if (unique.length === 0) return new Map();
-  const rows = await ctx.tx
-    .select({ id: members.id, userId: members.userId })
-    .from(members)
-    .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.id, unique)));
-  return new Map(rows.map((r) => [r.id, r.userId]));
+  const found = await membersById(
+    ctx,
+    ids.filter((id): id is string => id !== null),
+  );
+  return new Map([...found.values()].map((m) => [m.id, m.userId]));
 }
 
 /**
@@ -76,12 +56,8 @@ export async function targetMember(ctx: Ctx, memberId: string | undefined): Prom
 }
 
 export async function requireJob(ctx: Ctx, id: string, field = 'jobId') {
-  const [row] = await ctx.tx
-    .select({ id: jobs.id })
-    .from(jobs)
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
-  if (!row) throw invalidField(field, `no job ${id}`);
-  return row;
+  if (!(await jobExists(ctx, id))) throw invalidField(field, `no job ${id}`);
+  return { id };
 }
 
 export async function requireCrew(ctx: Ctx, id: string, field = 'crewId') {

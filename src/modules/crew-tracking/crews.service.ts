@@ -1,10 +1,11 @@
 import { and, eq } from 'drizzle-orm';
-import { crews, members } from '../../db/schema/index.js';
+import { crews } from '../../db/schema/index.js';
 import { notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { memberUserIds } from '../members/members.refs.js';
 import { requireMembers } from './crew-tracking.refs.js';
 import type { CreateCrewInput, UpdateCrewInput } from './crews.schemas.js';
 
@@ -12,11 +13,7 @@ type Row = typeof crews.$inferSelect;
 
 /** A member who left the organization drops out of the view (the id stays until the crew is next saved). */
 async function views(ctx: Ctx, rows: Row[]) {
-  const all = await ctx.tx
-    .select({ id: members.id, userId: members.userId })
-    .from(members)
-    .where(eq(members.organizationId, ctx.organizationId));
-  const userOf = new Map(all.map((m) => [m.id, m.userId]));
+  const userOf = await memberUserIds(ctx);
   return rows.map((r) => {
     const present = r.memberIds.filter((id) => userOf.has(id));
     return {

@@ -3,10 +3,10 @@ import { crewLatestLocations, crewLocations } from '../../db/schema/index.js';
 import { rangeBound } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { organizationTimezone } from '../organizations/organizations.refs.js';
 import { callerMember, requireMember } from './crew-tracking.refs.js';
 import { FUTURE_TOLERANCE_MS } from './instants.js';
 import type { PostLocationsInput } from './locations.schemas.js';
-import { organizationTimezone } from './org-timezone.js';
 
 /**
  * Stores a batch for the caller's member in one multi-row INSERT (a retried batch

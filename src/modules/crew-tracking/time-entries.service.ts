@@ -5,9 +5,9 @@ import { invalidField, notFound } from '../../platform/errors.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { organizationTimezone } from '../organizations/organizations.refs.js';
 import { requireJob } from './crew-tracking.refs.js';
 import { instantOf } from './instants.js';
-import { organizationTimezone } from './org-timezone.js';
 import type { TimeEntryFilters, UpdateTimeEntryInput } from './time-entries.schemas.js';
 import { type Edit, type TimeEntryRow, timeEntryView } from './time-entries.view.js';
 

@@ -3,7 +3,7 @@ import { timeEntries } from '../../db/schema/index.js';
 import { addDays, daysBetween, startOfDayIn, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { organizationTimezone } from './org-timezone.js';
+import { organizationTimezone } from '../organizations/organizations.refs.js';
 import { splitByDay } from './timesheets.split.js';
 
 const MAX_DAYS = 92;

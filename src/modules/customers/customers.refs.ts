@@ -1,11 +1,11 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
-import { customers, properties, services } from '../../db/schema/index.js';
+import { customers, properties } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /*
- * Reference checks other modules make on ids given in a request body: a customer,
- * property or service that does not exist, is deleted, or belongs to another
+ * Reference checks other modules make on ids given in a request body: a customer
+ * or property that does not exist, is deleted, or belongs to another
  * organization is a 400 naming the field (the caller's body is wrong), while a
  * missing record in the URL is a 404 (handled by each module).
  */
@@ -54,20 +54,6 @@ export async function requireProperty(ctx: Ctx, customerId: string, propertyId: 
   return row;
 }
 
-/** Catalog services by id (for line items with `serviceId`); any unknown id is a 400 on `field`. */
-export async function requireServices(ctx: Ctx, ids: string[], field = 'lineItems.serviceId') {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0) return new Map<string, typeof services.$inferSelect>();
-  const rows = await ctx.tx
-    .select()
-    .from(services)
-    .where(and(eq(services.organizationId, ctx.organizationId), inArray(services.id, unique)));
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const missing = unique.find((id) => !byId.has(id));
-  if (missing) throw invalidField(field, `no service ${missing}`);
-  return byId;
-}
-
 export type PropertyRow = typeof properties.$inferSelect;
 
 /**
@@ -102,12 +88,29 @@ export async function liveProperties(ctx: Ctx, ids: string[]): Promise<Map<strin
     );
   return new Map(rows.map((r) => [r.property.id, r.property]));
 }
-/** A customer the organization has (soft-deleted ones included: a sent document keeps its customer), or 404. */
-export async function customerById(ctx: Ctx, id: string): Promise<CustomerRow> {
+/** The customers among `ids` (soft-deleted ones included), by id; the rest are left out. */
+export async function customersByIds(ctx: Ctx, ids: string[]): Promise<Map<string, CustomerRow>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), inArray(customers.id, unique)));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** A customer the organization has (soft-deleted ones included: a sent document keeps its customer), if any. */
+export async function findCustomer(ctx: Ctx, id: string): Promise<CustomerRow | undefined> {
   const [row] = await ctx.tx
     .select()
     .from(customers)
     .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id)));
+  return row;
+}
+
+/** A customer the organization has (soft-deleted ones included), or 404. */
+export async function customerById(ctx: Ctx, id: string): Promise<CustomerRow> {
+  const row = await findCustomer(ctx, id);
   if (!row) throw notFound('Customer');
   return row;
 }

@@ -8,7 +8,7 @@ import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { instantOf } from '../crew-tracking/instants.js';
-import { organizationTimezone } from '../crew-tracking/org-timezone.js';
+import { organizationTimezone } from '../organizations/organizations.refs.js';
 import type { CreateLogInput, CreatePlanInput } from './equipment.schemas.js';
 import { checkHourMeter, loadEquipment } from './equipment.service.js';
 

@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
+import type { InvoiceDetailView } from '../invoices/invoices.service.js';
 
 import {
   ConvertedEstimateResponse,
@@ -18,11 +20,11 @@ import {
 } from './estimates.schemas.js';
 import {
   approveEstimate,
-  convertEstimate,
   convertEstimateToJob,
   createEstimate,
   declineEstimate,
   deleteEstimate,
+  type EstimateView,
   estimatePdf,
   getEstimate,
   listEstimates,
@@ -30,7 +32,15 @@ import {
   updateEstimate,
 } from './estimates.service.js';
 
-export default async function estimateRoutes(fastify: FastifyInstance) {
+/**
+ * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
+ * module never imports the layer above it.
+ */
+export interface EstimateFlows {
+  convertEstimate(ctx: Ctx, id: string): Promise<{ estimate: EstimateView; invoice: InvoiceDetailView }>;
+}
+
+export default async function estimateRoutes(fastify: FastifyInstance, { flows }: { flows: EstimateFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database, config } = app.deps;
   const tags = ['estimates'];
@@ -211,7 +221,7 @@ export default async function estimateRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       return {
-        data: await inRequestTenant(database.db, request, (ctx) => convertEstimate(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => flows.convertEstimate(ctx, request.params.id)),
       };
     },
   );

@@ -24,9 +24,8 @@ import {
   totalsView,
   writeEdit,
 } from '../billing/documents.js';
-import { finish, storedToPriced } from '../billing/line-items.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
-import { insertInvoice, type SendDeps } from '../invoices/invoices.service.js';
+import type { SendDeps } from '../invoices/invoices.service.js';
 import { settledJobLines } from '../jobs/jobs.lines.js';
 import { createPricedJob } from '../jobs/jobs.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
@@ -204,27 +203,20 @@ export const declineEstimate = async (ctx: Ctx, id: string) =>
   (await transition(ctx, id, 'decline', { declinedAt: new Date() })).view;
 
 /**
- * Converts the estimate into a draft invoice with the same lines and the same
- * tax rate, so the invoice totals exactly what the customer approved.
+ * Converting into an invoice (src/flows/convert-estimate.ts), first step: the estimate,
+ * locked, that may still be converted (not made into a job, the machine allows `convert`),
+ * with its stored lines.
  */
-export async function convertEstimate(ctx: Ctx, id: string) {
+export async function convertibleEstimate(ctx: Ctx, id: string) {
   const row = await findRow(ctx, id, true);
   if (row.jobId) throw jobAlready(row);
   take(estimateMachine, row.status as EstimateStatus, 'convert');
-  const settings = await getOrgSettings(ctx);
-  const lines = await estimateLines.stored(ctx, id);
-  const invoiceDate = today(settings.timezone);
-  const invoice = await insertInvoice(ctx, {
-    customerId: row.customerId,
-    propertyId: row.propertyId,
-    invoiceDate,
-    dueDate: addDays(invoiceDate, settings.paymentTermsDays),
-    notes: row.notes,
-    estimateId: row.id,
-    priced: finish(lines.map(storedToPriced), Number(row.taxRate)),
-  });
-  const { view } = await transition(ctx, id, 'convert', { invoiceId: invoice.id });
-  return { estimate: view, invoice };
+  return { row, lines: await estimateLines.stored(ctx, id) };
+}
+
+/** Converting into an invoice, last step: the estimate records the invoice and becomes converted. */
+export async function markConverted(ctx: Ctx, id: string, invoiceId: string): Promise<EstimateView> {
+  return (await transition(ctx, id, 'convert', { invoiceId })).view;
 }
 
 const jobAlready = (row: EstimateRow) =>

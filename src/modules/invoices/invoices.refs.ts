@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
+import { invoices } from '../../db/schema/index.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /*
@@ -75,3 +76,27 @@ export async function receivableFigures(ctx: Ctx, today: string): Promise<Receiv
     aging: { current: n('current'), days1to30: n('d1'), days31to60: n('d31'), days61to90: n('d61'), over90: n('d91') },
   };
 }
+
+/** What a payment shows of the invoice it paid. */
+export interface InvoiceRef {
+  id: string;
+  invoiceNumber: string;
+  customerId: string;
+}
+
+/** The invoices among `ids` of this organization, as payments show them, by id. */
+export async function invoiceRefs(ctx: Ctx, ids: string[]): Promise<Map<string, InvoiceRef>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select({ id: invoices.id, invoiceNumber: invoices.invoiceNumber, customerId: invoices.customerId })
+    .from(invoices)
+    .where(and(eq(invoices.organizationId, ctx.organizationId), inArray(invoices.id, [...new Set(ids)])));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** The ids of a customer's invoices, as a subquery (for `inArray`), so a list filters in one statement. */
+export const invoiceIdsOfCustomer = (ctx: Ctx, customerId: string) =>
+  ctx.tx
+    .select({ id: invoices.id })
+    .from(invoices)
+    .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.customerId, customerId)));

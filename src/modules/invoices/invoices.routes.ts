@@ -1,9 +1,9 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Static, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { recordPayment } from '../../flows/record-payment.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 
 import { batchInvoices, invoicesFromJobs } from './invoices.from-jobs.js';
@@ -23,6 +23,7 @@ import {
   createInvoice,
   deleteInvoice,
   getInvoice,
+  type InvoiceDetailView,
   invoicePdf,
   listInvoices,
   sendInvoice,
@@ -31,7 +32,15 @@ import {
   writeOffInvoice,
 } from './invoices.service.js';
 
-export default async function invoiceRoutes(fastify: FastifyInstance) {
+/**
+ * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
+ * module never imports the layer above it.
+ */
+export interface InvoiceFlows {
+  recordPayment(ctx: Ctx, invoiceId: string, input: Static<typeof PaymentBody>): Promise<InvoiceDetailView>;
+}
+
+export default async function invoiceRoutes(fastify: FastifyInstance, { flows }: { flows: InvoiceFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database, config } = app.deps;
   const tags = ['invoices'];
@@ -166,7 +175,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const data = await inRequestTenant(database.db, request, (ctx) =>
-        recordPayment(ctx, request.params.id, request.body),
+        flows.recordPayment(ctx, request.params.id, request.body),
       );
       return reply.code(201).send({ data });
     },

@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
+import { jobs } from '../../db/schema/index.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { JOB_STATUSES, type JobStatus } from './jobs.states.js';
 
@@ -47,4 +48,13 @@ export async function jobFigures(
     completed: Number(counts?.completed ?? 0),
     byStatus,
   };
+}
+
+/** Whether `id` is a job of this organization (a body reference: each caller words its own 400). */
+export async function jobExists(ctx: Ctx, id: string): Promise<boolean> {
+  const [row] = await ctx.tx
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
+  return row !== undefined;
 }

@@ -1,12 +1,5 @@
-import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
-import {
-  jobActivity,
-  jobChecklistItems,
-  jobScheduleSkips,
-  jobs,
-  members,
-  type StoredJobLine,
-} from '../../db/schema/index.js';
+import { and, asc, count, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
+import { jobActivity, jobChecklistItems, jobScheduleSkips, jobs, type StoredJobLine } from '../../db/schema/index.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { stamp } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
@@ -20,6 +13,7 @@ import type { Ctx } from '../../platform/tenancy.js';
 import type { LineItemInputT } from '../billing/line-items.js';
 import { requireCrew } from '../crew-tracking/crew-tracking.refs.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
+import { memberUsers } from '../members/members.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
 import { jobLineView, type PricedJobLines, priceJobLines } from './jobs.lines.js';
@@ -75,11 +69,7 @@ async function record(ctx: Ctx, jobId: string, type: string, message: string) {
 /** Every id must be a member (user id) of this organization, else 400 on `assignedTo`. */
 export async function requireMembers(ctx: Ctx, ids: string[]) {
   if (ids.length === 0) return;
-  const rows = await ctx.tx
-    .select({ userId: members.userId })
-    .from(members)
-    .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.userId, ids)));
-  const known = new Set(rows.map((r) => r.userId));
+  const known = await memberUsers(ctx, ids);
   const missing = ids.find((id) => !known.has(id));
   if (missing) throw invalidField('assignedTo', `${missing} is not a member of this organization`);
 }

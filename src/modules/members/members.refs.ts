@@ -1,7 +1,8 @@
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { members } from '../../db/schema/index.js';
 import { newId } from '../../platform/ids.js';
-import type { Role } from '../../platform/tenancy.js';
+import type { Ctx, Role } from '../../platform/tenancy.js';
 
 /**
  * Makes a user a member of an organization: its owner when the organization is created,
@@ -13,4 +14,56 @@ export async function addMember(tx: Tx, organizationId: string, userId: string, 
     .insert(members)
     .values({ id: newId('mem'), organizationId, userId, role })
     .onConflictDoNothing();
+}
+
+/*
+ * Members as other modules see them (crew tracking, jobs, equipment): read here, since the
+ * members module owns the table. Each caller turns a missing member into its own 400.
+ */
+
+export interface MemberRef {
+  id: string;
+  userId: string;
+  role: string;
+}
+
+const refColumns = { id: members.id, userId: members.userId, role: members.role };
+
+/** The member a user is in this organization, if any. */
+export async function memberOfUser(ctx: Ctx, userId: string): Promise<MemberRef | undefined> {
+  const [row] = await ctx.tx
+    .select(refColumns)
+    .from(members)
+    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.userId, userId)));
+  return row;
+}
+
+/** The members of this organization among `ids` (member ids), by id; the rest are left out. */
+export async function membersById(ctx: Ctx, ids: string[]): Promise<Map<string, MemberRef>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select(refColumns)
+    .from(members)
+    .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.id, unique)));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** The users among `userIds` who are members of this organization. */
+export async function memberUsers(ctx: Ctx, userIds: string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await ctx.tx
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.organizationId, ctx.organizationId), inArray(members.userId, userIds)));
+  return new Set(rows.map((r) => r.userId));
+}
+
+/** Every member of this organization: member id → user id. */
+export async function memberUserIds(ctx: Ctx): Promise<Map<string, string>> {
+  const rows = await ctx.tx
+    .select({ id: members.id, userId: members.userId })
+    .from(members)
+    .where(eq(members.organizationId, ctx.organizationId));
+  return new Map(rows.map((m) => [m.id, m.userId]));
 }

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
 import { organizations } from '../../db/schema/index.js';
 import { notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -27,4 +28,28 @@ export async function mergeOrganizationSettings(
       updatedAt: new Date(),
     })
     .where(eq(organizations.id, ctx.organizationId));
+}
+
+/** The context's organization row (its settings and timezone), if it exists. */
+export async function organizationRow(ctx: Ctx) {
+  const [org] = await ctx.tx.select().from(organizations).where(eq(organizations.id, ctx.organizationId));
+  return org;
+}
+
+/** The organization's IANA timezone, in which days (timesheets, date filters) are counted. */
+export async function organizationTimezone(ctx: Ctx): Promise<string> {
+  const [org] = await ctx.tx
+    .select({ timezone: organizations.timezone })
+    .from(organizations)
+    .where(eq(organizations.id, ctx.organizationId));
+  return org?.timezone ?? 'UTC';
+}
+
+/** The stored settings of organization `id`, read in `tx` (already inside that tenant), if it exists. */
+export async function storedSettingsOf(tx: Tx, id: string): Promise<unknown> {
+  const [org] = await tx
+    .select({ settings: organizations.settings })
+    .from(organizations)
+    .where(eq(organizations.id, id));
+  return org?.settings;
 }

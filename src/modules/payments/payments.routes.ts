@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { Envelope, IdParams } from '../../platform/schemas.js';
-import { inTenant, systemActor } from '../../platform/tenancy.js';
+import { type Ctx, inTenant, systemActor } from '../../platform/tenancy.js';
 import depositRoutes from './deposits.routes.js';
 import paymentIntentRoutes from './payment-intents.routes.js';
 import {
@@ -15,12 +15,20 @@ import {
   StripeAck,
   StripeParams,
 } from './payments.schemas.js';
-import { getPayment, listPayments, refundThroughApi } from './payments.service.js';
+import { getPayment, listPayments, type RecordedRefund } from './payments.service.js';
 import { stripeSecretOfOrganization, verifiedStripeEvent } from './payments.stripe.js';
 import { type StripeDeps, stripeDeps } from './stripe-client.js';
 import { applyStripeEvent, HANDLED_STRIPE_EVENTS } from './stripe-events.js';
 
-export default async function paymentRoutes(fastify: FastifyInstance) {
+/**
+ * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
+ * module never imports the layer above it.
+ */
+export interface PaymentFlows {
+  refundPayment(ctx: Ctx, paymentId: string, body: { amount?: number; reason?: string }): Promise<RecordedRefund>;
+}
+
+export default async function paymentRoutes(fastify: FastifyInstance, { flows }: { flows: PaymentFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database, config } = app.deps;
   const tags = ['payments'];
@@ -78,7 +86,7 @@ export default async function paymentRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const data = await inRequestTenant(database.db, request, (ctx) =>
-        refundThroughApi(ctx, request.params.id, request.body ?? {}),
+        flows.refundPayment(ctx, request.params.id, request.body ?? {}),
       );
       return reply.code(201).send({ data });
     },

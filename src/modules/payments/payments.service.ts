@@ -1,10 +1,10 @@
 import { and, asc, eq, gt, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
-import { invoices, paymentRefunds, payments } from '../../db/schema/index.js';
+import { paymentRefunds, payments } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
-import { fromCents, toCents } from '../../platform/money.js';
+import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
@@ -12,13 +12,13 @@ import type { Ctx } from '../../platform/tenancy.js';
 import { calendarBound } from '../billing/date-filter.js';
 import { postInvoiceIssued, postInvoicePayment, postPaymentRefund } from '../invoices/invoices.ledger.js';
 import { applyPayment, reversePayment } from '../invoices/invoices.payments.js';
+import { type InvoiceRef, invoiceIdsOfCustomer, invoiceRefs } from '../invoices/invoices.refs.js';
 import type { PaymentMethod } from '../invoices/invoices.schemas.js';
 import {
   balanceCents,
   detailOf,
   emitInvoiceTransition,
   eventData,
-  findRow,
   type InvoiceDetailView,
   type InvoiceRow,
 } from '../invoices/invoices.service.js';
@@ -34,7 +34,6 @@ import {
 
 type PaymentRow = typeof payments.$inferSelect;
 type RefundRow = typeof paymentRefunds.$inferSelect;
-type InvoiceRef = Pick<InvoiceRow, 'id' | 'invoiceNumber' | 'customerId'>;
 
 export const refundView = (r: RefundRow) => ({
   id: r.id,
@@ -65,15 +64,6 @@ export const paymentView = (p: PaymentRow, invoice: InvoiceRef) => ({
 });
 export type PaymentView = ReturnType<typeof paymentView>;
 export type PaymentDetailView = PaymentView & { refunds: RefundView[] };
-
-async function invoiceRefs(ctx: Ctx, ids: string[]): Promise<Map<string, InvoiceRef>> {
-  if (ids.length === 0) return new Map();
-  const rows = await ctx.tx
-    .select({ id: invoices.id, invoiceNumber: invoices.invoiceNumber, customerId: invoices.customerId })
-    .from(invoices)
-    .where(and(eq(invoices.organizationId, ctx.organizationId), inArray(invoices.id, [...new Set(ids)])));
-  return new Map(rows.map((r) => [r.id, r]));
-}
 
 async function paymentDetail(ctx: Ctx, row: PaymentRow, invoice?: InvoiceRef): Promise<PaymentDetailView> {
   const ref = invoice ?? (await invoiceRefs(ctx, [row.invoiceId])).get(row.invoiceId);
@@ -115,15 +105,7 @@ export async function listPayments(ctx: Ctx, q: PaymentListFilters, page: Page) 
   if (q.invoiceId) where.push(eq(payments.invoiceId, q.invoiceId));
   if (q.customerId) {
     // A payment's customer is its invoice's, which no longer changes once anything is paid.
-    where.push(
-      inArray(
-        payments.invoiceId,
-        ctx.tx
-          .select({ id: invoices.id })
-          .from(invoices)
-          .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.customerId, q.customerId))),
-      ),
-    );
+    where.push(inArray(payments.invoiceId, invoiceIdsOfCustomer(ctx, q.customerId)));
   }
   if (q.method) where.push(eq(payments.method, q.method));
   if (q.status) where.push(eq(payments.status, q.status));
@@ -240,16 +222,25 @@ export interface RecordedRefund {
   invoice: InvoiceDetailView;
 }
 
+/** The invoice a payment of this organization paid (404 when there is no such payment): what a refund locks first. */
+export async function paidInvoiceId(ctx: Ctx, paymentId: string): Promise<string> {
+  return (await findPayment(ctx, paymentId, false)).invoiceId;
+}
+
 /**
- * THE money movement for money given back (ledger postings hook in here). Locks the
- * invoice, then the payment (the order every payment path takes), so concurrent
- * refunds queue and each sees what the previous one left: the refunds of a payment
- * never add up to more than it. The unapplied excess goes back first; only the rest
- * is taken off the invoice's amountPaid, whose status then follows the transition table.
+ * THE money movement for money given back (ledger postings hook in here). `invoice` is the
+ * one the payment paid, locked FOR UPDATE by the caller; the payment is locked here (the
+ * order every payment path takes), so concurrent refunds queue and each sees what the
+ * previous one left: the refunds of a payment never add up to more than it. The unapplied
+ * excess goes back first; only the rest is taken off the invoice's amountPaid, whose
+ * status then follows the transition table.
  */
-export async function refundPayment(ctx: Ctx, paymentId: string, input: OutgoingRefund): Promise<RecordedRefund> {
-  const unlocked = await findPayment(ctx, paymentId, false);
-  const invoice = await findRow(ctx, unlocked.invoiceId, true);
+export async function refundPayment(
+  ctx: Ctx,
+  invoice: InvoiceRow,
+  paymentId: string,
+  input: OutgoingRefund,
+): Promise<RecordedRefund> {
   const payment = await findPayment(ctx, paymentId, true);
   const refundable = payment.amountCents - payment.refundedCents;
   const amount = input.amountCents ?? refundable;
@@ -314,16 +305,6 @@ export async function refundPayment(ctx: Ctx, paymentId: string, input: Outgoing
     refund: refundOut,
   });
   return { refund: refundOut, payment: paymentAfter, invoice: invoiceDetail };
-}
-
-/** `POST /api/payments/{id}/refunds`: the office gives money back. */
-export async function refundThroughApi(ctx: Ctx, paymentId: string, body: { amount?: number; reason?: string }) {
-  return refundPayment(ctx, paymentId, {
-    amountCents: body.amount === undefined ? undefined : toCents(body.amount, 'amount'),
-    reason: body.reason?.trim() || null,
-    origin: 'API',
-    processorRefundId: null,
-  });
 }
 
 /** The payment Stripe's PaymentIntent became, if it was recorded. */

@@ -1,12 +1,11 @@
-import { eq } from 'drizzle-orm';
 import Stripe from 'stripe';
 import type { Db } from '../../db/client.js';
-import { organizations } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import type { SecretBox } from '../../platform/secrets.js';
 import { type Ctx, withTenant } from '../../platform/tenancy.js';
 import { findRow } from '../invoices/invoices.service.js';
+import { storedSettingsOf } from '../organizations/organizations.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { moveIntentByEvent } from './payment-intents.service.js';
 import { paymentByProcessorId, receivePayment, refundPayment, refundRecorded } from './payments.service.js';
@@ -28,10 +27,8 @@ const badEvent = (message: string) => new AppError('VALIDATION_FAILED', message)
 export async function stripeSecretOfOrganization(db: Db, box: SecretBox, organizationId: string) {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(organizationId)) return null;
   // The URL names the tenant, so the read runs inside it (RLS shows that organization or nothing).
-  const [org] = await withTenant(db, organizationId, (tx) =>
-    tx.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, organizationId)),
-  );
-  const sealed = (org?.settings as { stripeWebhookSecretSealed?: string | null } | undefined)
+  const settings = await withTenant(db, organizationId, (tx) => storedSettingsOf(tx, organizationId));
+  const sealed = (settings as { stripeWebhookSecretSealed?: string | null } | null | undefined)
     ?.stripeWebhookSecretSealed;
   if (!sealed) return null;
   try {
@@ -150,11 +147,11 @@ export async function stripeRefunds(
     }
     // Locks the invoice (as refundPayment does) before the duplicate check, so a
     // concurrent delivery of the same refund waits and then sees it recorded.
-    await findRow(ctx, payment.invoiceId, true).catch(() => {
+    const invoice = await findRow(ctx, payment.invoiceId, true).catch(() => {
       throw notFound('Invoice');
     });
     if (await refundRecorded(ctx, refund.id)) continue;
-    await refundPayment(ctx, payment.id, {
+    await refundPayment(ctx, invoice, payment.id, {
       amountCents,
       reason: refund.reason ?? null,
       origin: 'STRIPE_DASHBOARD',

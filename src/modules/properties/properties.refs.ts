@@ -25,3 +25,12 @@ export async function anonymizePropertiesOf(ctx: Ctx, customerId: string, placeh
     })
     .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.customerId, customerId)));
 }
+
+/** A property of this organization by id, if any (a document's service address). */
+export async function findProperty(ctx: Ctx, id: string) {
+  const [row] = await ctx.tx
+    .select()
+    .from(properties)
+    .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, id)));
+  return row;
+}

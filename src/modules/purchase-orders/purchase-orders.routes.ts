@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { billPurchaseOrder } from '../../flows/bill-purchase-order.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import type { BillView } from '../bills/bills.service.js';
 import {
   BillResponse,
   CreatePoBody,
@@ -24,8 +25,16 @@ import {
   updatePurchaseOrder,
 } from './purchase-orders.service.js';
 
+/**
+ * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
+ * module never imports the layer above it.
+ */
+export interface PurchaseOrderFlows {
+  billPurchaseOrder(ctx: Ctx, id: string): Promise<BillView>;
+}
+
 /** Every role may order materials; turning an order into a bill is payables work (owner/admin). */
-export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
+export default async function purchaseOrderRoutes(fastify: FastifyInstance, { flows }: { flows: PurchaseOrderFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['purchase-orders'];
@@ -187,7 +196,9 @@ export default async function purchaseOrderRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const data = await inRequestTenant(database.db, request, (ctx) => billPurchaseOrder(ctx, request.params.id));
+      const data = await inRequestTenant(database.db, request, (ctx) =>
+        flows.billPurchaseOrder(ctx, request.params.id),
+      );
       return reply.code(201).send({ data });
     },
   );

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
-import { jobs, purchaseOrderLines, purchaseOrders } from '../../db/schema/index.js';
+import { purchaseOrderLines, purchaseOrders } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
@@ -10,6 +10,7 @@ import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
+import { jobExists } from '../jobs/jobs.refs.js';
 import { queueMail } from '../mail/mail.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireVendor } from '../vendors/vendors.service.js';
@@ -135,11 +136,7 @@ function checkLines(lines: CreatePoInput['lineItems']): { lines: CheckedLine[]; 
 }
 
 async function requireJob(ctx: Ctx, id: string) {
-  const [job] = await ctx.tx
-    .select({ id: jobs.id })
-    .from(jobs)
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
-  if (!job) throw invalidField('jobId', 'no such job in this organization');
+  if (!(await jobExists(ctx, id))) throw invalidField('jobId', 'no such job in this organization');
 }
 
 const checkExpected = (orderDate: string, expectedDate: string | null) => {

@@ -1,13 +1,11 @@
 import { Decimal } from 'decimal.js';
-import { eq } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
-import { organizations } from '../../db/schema/index.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import type { SecretBox } from '../../platform/secrets.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { mergeOrganizationSettings } from '../organizations/organizations.refs.js';
+import { mergeOrganizationSettings, organizationRow } from '../organizations/organizations.refs.js';
 import type { UpdateSettingsInput } from './settings.schemas.js';
 
 /** Organization settings (decisions §4) with their defaults. Money thresholds are cents. */
@@ -57,7 +55,7 @@ export const SETTINGS_DEFAULTS = {
 
 /** The settings of the context's organization; every module reads them through here. */
 export async function getOrgSettings(ctx: Ctx): Promise<OrgSettings> {
-  const [org] = await ctx.tx.select().from(organizations).where(eq(organizations.id, ctx.organizationId));
+  const org = await organizationRow(ctx);
   if (!org) throw notFound('Organization');
   const stored = (org.settings ?? {}) as Partial<OrgSettings>;
   return {

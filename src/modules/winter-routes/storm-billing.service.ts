@@ -6,10 +6,9 @@ import { fromCents, lineAmountCents } from '../../platform/money.js';
 import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { MAX_LINE_ITEMS } from '../billing/line-items.js';
-import { liveProperties } from '../customers/customers.refs.js';
-import { createInvoice, type InvoiceDetailView } from '../invoices/invoices.service.js';
+import type { PropertyRow } from '../customers/customers.refs.js';
 import { propertyView } from '../properties/properties.service.js';
-import { loadStorm, type VisitRow } from './storms.service.js';
+import { loadStorm, type StormRow, type VisitRow } from './storms.service.js';
 import { chunked, valuesList } from './winter-routes.service.js';
 import { visitMachine, visitState } from './winter-routes.states.js';
 
@@ -24,14 +23,11 @@ const SERVICE_NAMES: Record<string, string> = {
 const quantityOf = (v: VisitRow) => (v.billingMode === 'per_push' ? (v.pushes ?? 1) : 1);
 
 /**
- * Bills a storm (operations.md §6): one draft invoice per customer for the storm's
- * serviced, unbilled visits (seasonal stops excluded), through the invoice service, so
- * numbering, rounding, tax, events and ledger are those of any invoice. The storm row is
- * locked and the visits are read FOR UPDATE and marked billed only while still unbilled,
- * in the same transaction: concurrent calls never bill a visit twice. Visits of a customer
- * deleted since dispatch are left unbilled.
+ * Billing a storm (src/flows/bill-storm.ts), first step: the storm, locked, and its serviced,
+ * unbilled visits (seasonal stops excluded), read FOR UPDATE so concurrent calls never bill a
+ * visit twice.
  */
-export async function invoiceStorm(ctx: Ctx, stormId: string): Promise<{ invoices: InvoiceDetailView[] }> {
+export async function billableStormVisits(ctx: Ctx, stormId: string): Promise<{ storm: StormRow; visits: VisitRow[] }> {
   const storm = await loadStorm(ctx, stormId, true);
   const rows = await ctx.tx
     .select({ visit: winterVisits, routeName: winterRoutes.name })
@@ -49,53 +45,75 @@ export async function invoiceStorm(ctx: Ctx, stormId: string): Promise<{ invoice
     )
     .orderBy(asc(winterVisits.customerId), asc(winterRoutes.name), asc(winterVisits.sequence), asc(winterVisits.id))
     .for('update', { of: winterVisits });
-  if (rows.length === 0) return { invoices: [] };
-  const props = await liveProperties(
-    ctx,
-    rows.map((r) => r.visit.propertyId),
-  );
+  return { storm, visits: rows.map((r) => r.visit) };
+}
+
+/** One draft invoice of a storm's bill: its visits and what the invoice says of them. */
+export interface StormInvoiceDraft {
+  visits: VisitRow[];
+  invoice: {
+    customerId: string;
+    propertyId: string | undefined;
+    notes: string;
+    lineItems: Array<{ description: string; quantity: number; unitPrice: number }>;
+  };
+}
+
+/**
+ * The storm's visits as draft invoices: one per customer, one line per visit (services,
+ * property address, storm name), at most MAX_LINE_ITEMS lines each (a customer with more
+ * visits in one storm gets several). `live` holds the properties of customers that still
+ * exist: a deleted customer can be sent nothing, so its visits stay unbilled (and show in
+ * the report). Every visit is checked against the visit machine before any invoice is made.
+ */
+export function stormInvoiceDrafts(
+  storm: StormRow,
+  visits: VisitRow[],
+  live: Map<string, PropertyRow>,
+): StormInvoiceDraft[] {
   const byCustomer = new Map<string, VisitRow[]>();
-  for (const { visit } of rows) {
-    // A deleted customer can be sent nothing: its visits stay unbilled (and show in the report).
-    if (!props.has(visit.propertyId)) continue;
+  for (const visit of visits) {
+    if (!live.has(visit.propertyId)) continue;
     take(visitMachine, visitState(visit), 'bill');
     const list = byCustomer.get(visit.customerId) ?? [];
     list.push(visit);
     byCustomer.set(visit.customerId, list);
   }
-  const invoices: InvoiceDetailView[] = [];
-  const billed: Array<{ visit: VisitRow; invoiceId: string }> = [];
-  for (const [customerId, visits] of byCustomer) {
-    // An invoice holds at most MAX_LINE_ITEMS lines; a customer with more visits in one storm gets several.
-    for (let start = 0; start < visits.length; start += MAX_LINE_ITEMS) {
-      const chunk = visits.slice(start, start + MAX_LINE_ITEMS);
+  const drafts: StormInvoiceDraft[] = [];
+  for (const [customerId, list] of byCustomer) {
+    for (let start = 0; start < list.length; start += MAX_LINE_ITEMS) {
+      const chunk = list.slice(start, start + MAX_LINE_ITEMS);
       const propertyIds = new Set(chunk.map((v) => v.propertyId));
-      const invoice = await createInvoice(ctx, {
-        customerId,
-        propertyId: propertyIds.size === 1 ? chunk[0]?.propertyId : undefined,
-        notes: `Snow services, storm ${storm.name}`,
-        lineItems: chunk.map((v) => {
-          const property = props.get(v.propertyId);
-          const where = property ? propertyView(property).address : v.propertyId;
-          const what = v.services.map((s) => SERVICE_NAMES[s] ?? s).join(', ');
-          const unit = v.billingMode === 'per_push' ? `, ${quantityOf(v)} push${quantityOf(v) === 1 ? '' : 'es'}` : '';
-          return {
-            description: `${what}${unit} — ${where} — storm ${storm.name}`,
-            quantity: quantityOf(v),
-            unitPrice: fromCents(v.priceCents),
-          };
-        }),
+      drafts.push({
+        visits: chunk,
+        invoice: {
+          customerId,
+          propertyId: propertyIds.size === 1 ? chunk[0]?.propertyId : undefined,
+          notes: `Snow services, storm ${storm.name}`,
+          lineItems: chunk.map((v) => {
+            const property = live.get(v.propertyId);
+            const where = property ? propertyView(property).address : v.propertyId;
+            const what = v.services.map((s) => SERVICE_NAMES[s] ?? s).join(', ');
+            const unit =
+              v.billingMode === 'per_push' ? `, ${quantityOf(v)} push${quantityOf(v) === 1 ? '' : 'es'}` : '';
+            return {
+              description: `${what}${unit} — ${where} — storm ${storm.name}`,
+              quantity: quantityOf(v),
+              unitPrice: fromCents(v.priceCents),
+            };
+          }),
+        },
       });
-      for (const visit of chunk) billed.push({ visit, invoiceId: invoice.id });
-      invoices.push(invoice);
     }
   }
-  await markBilled(ctx, billed);
-  return { invoices };
+  return drafts;
 }
 
-/** Every visit billed by the call, marked in one statement per chunk (not one per visit). */
-async function markBilled(ctx: Ctx, billed: Array<{ visit: VisitRow; invoiceId: string }>) {
+/**
+ * Billing a storm, last step: every visit billed by the call records its invoice, in one
+ * statement per chunk (not one per visit), and only while still unbilled.
+ */
+export async function markVisitsBilled(ctx: Ctx, billed: Array<{ visit: VisitRow; invoiceId: string }>) {
   for (const chunk of chunked(billed)) {
     const result = await ctx.tx.execute(sql`
       UPDATE winter_visits w SET invoice_id = v.invoice_id, billed_cents = v.billed_cents::bigint, updated_at = now()

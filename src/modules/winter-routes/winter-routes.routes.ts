@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
-import { invoiceStorm, stormReport } from './storm-billing.service.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import type { InvoiceDetailView } from '../invoices/invoices.service.js';
+import { stormReport } from './storm-billing.service.js';
 import {
   createStorm,
   dispatch,
@@ -52,7 +54,15 @@ import {
  * visits, storm billing and the storm report. Owner/admin plan routes, storms and billing;
  * every role reads and records visits (the crews).
  */
-export default async function winterRoutes(fastify: FastifyInstance) {
+/**
+ * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
+ * module never imports the layer above it.
+ */
+export interface WinterRouteFlows {
+  billStorm(ctx: Ctx, stormId: string): Promise<{ invoices: InvoiceDetailView[] }>;
+}
+
+export default async function winterRoutes(fastify: FastifyInstance, { flows }: { flows: WinterRouteFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['winter-routes'];
@@ -204,7 +214,7 @@ export default async function winterRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => ({
-      data: await inRequestTenant(database.db, request, (ctx) => invoiceStorm(ctx, request.params.id)),
+      data: await inRequestTenant(database.db, request, (ctx) => flows.billStorm(ctx, request.params.id)),
     }),
   );
 

@@ -2,12 +2,12 @@ import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { WorkerTask } from '../../../background/runner.js';
 import type { Db } from '../../../db/client.js';
 import { rowsOf } from '../../../db/client.js';
-import { customers, jobs } from '../../../db/schema/index.js';
+import { jobs } from '../../../db/schema/index.js';
 import { asPlatform } from '../../../platform/cross-tenant.js';
 import { take } from '../../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../../platform/tenancy.js';
 import { recipientsOf } from '../../billing/document-mail.js';
-import { customerName } from '../../customers/customers.refs.js';
+import { customerName, customersByIds } from '../../customers/customers.refs.js';
 import { queueMail } from '../../mail/mail.service.js';
 import { getOrgSettings } from '../../settings/settings.service.js';
 import { jobMachine } from '../jobs.states.js';
@@ -68,19 +68,10 @@ export async function sendVisitReminders(db: Db, now: Date = new Date(), limit =
       if (claimed.length === 0) return 0;
       const settings = await getOrgSettings(ctx);
       const company = settings.companyName ?? settings.name;
-      const people = await ctx.tx
-        .select()
-        .from(customers)
-        .where(
-          and(
-            eq(customers.organizationId, organizationId),
-            inArray(
-              customers.id,
-              claimed.map((j) => j.customerId),
-            ),
-          ),
-        );
-      const byId = new Map(people.map((c) => [c.id, c]));
+      const byId = await customersByIds(
+        ctx,
+        claimed.map((j) => j.customerId),
+      );
       for (const job of claimed) {
         const customer = byId.get(job.customerId);
         const to = customer ? recipientsOf(customer) : [];
