@@ -4,17 +4,7 @@ import { jobSchedules, jobs } from '../../src/db/schema/index.js';
 import { addDays, today as todayIn } from '../../src/platform/dates.js';
 import { countRows, createCustomer, createProperty, eventsDuring, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-
-const TZ = 'America/Chicago';
-
-/** The dates from `from` to `to` (inclusive) falling on `weekday` (0 = Sunday), computed without rrule. */
-function weekdays(from: string, to: string, weekday: number): string[] {
-  const out: string[] = [];
-  for (let d = from; d <= to; d = addDays(d, 1)) {
-    if (new Date(`${d}T00:00:00Z`).getUTCDay() === weekday) out.push(d);
-  }
-  return out;
-}
+import { TZ, weekdays } from './schedules-fixture.js';
 
 describe('recurring schedules', () => {
   let h: Harness;

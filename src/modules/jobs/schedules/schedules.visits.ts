@@ -220,7 +220,11 @@ export async function rewriteVisits(
  * Cancels the editable visits of `scheduleId` that `drop` selects (over `j`), in one
  * statement, emitting job.cancelled and job.status_changed for each. A removed
  * visit gives its occurrence back (occurrence_date NULL): resuming the schedule, or
- * an edit that brings the date back, makes it again. Returns how many were removed.
+ * an edit that brings the date back, makes it again. That is safe for edits because
+ * every maker of visits plans from the schedule's current rule (a date an edit moved
+ * away from is no occurrence any more, so the worker never makes it), while skips and
+ * visits canceled by hand keep their occurrence (and skips their job_schedule_skips
+ * row), so they are never made again. Returns how many were removed.
  */
 export async function removeVisits(ctx: Ctx, scheduleId: string, today: string, drop: SQL): Promise<number> {
   const now = new Date().toISOString();
