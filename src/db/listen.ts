@@ -22,7 +22,8 @@ export async function listenOn(
       await unlisten().catch(() => {});
     };
   }
-  const poolOptions = (database.pool as unknown as { options: pg.ClientConfig }).options;
+  if (!database.pool) throw new Error('A PostgreSQL database has a pool');
+  const poolOptions: pg.ClientConfig = database.pool.options;
   const options: pg.ClientConfig =
     listenUrl && listenUrl !== poolOptions.connectionString
       ? { ...poolOptions, connectionString: listenUrl }

@@ -168,7 +168,7 @@ export function documentLines<T extends LineTable, K extends 'invoiceId' | 'esti
       .select()
       .from(t)
       .where(and(eq(t.organizationId, ctx.organizationId), inArray(parentColumn, ids)))
-      .orderBy(asc(parentColumn), asc(t.position))) as unknown as Row[];
+      .orderBy(asc(parentColumn), asc(t.position))) as Row[];
     for (const row of rows) byDocument.get((row as Record<K, string>)[parent])?.push(row);
     return byDocument;
   };
@@ -252,7 +252,7 @@ export async function insertDraft<Row>(
   const [row] = await ctx.tx
     .insert(table as typeof invoices)
     .values({
-      ...(values as unknown as typeof invoices.$inferInsert),
+      ...(values as typeof invoices.$inferInsert),
       organizationId: ctx.organizationId,
       status: 'draft',
       ...totalsColumns(priced),
@@ -408,16 +408,16 @@ export function documentFilters(
  * One page of documents in their list shape: the rows matching `where`, each with its
  * lines and its latest mail (one query each for the whole page).
  */
-export async function documentPage<Row extends { id: string }, L, V>(
+export async function documentPage<T extends DocumentTable, L, V>(
   ctx: Ctx,
   source: {
-    table: DocumentTable;
+    table: T;
     lines: { of(ctx: Ctx, ids: string[]): Promise<Map<string, L[]>> };
     type: MailDocumentType;
   },
   where: SQL[],
   page: Page,
-  view: (row: Row, lines: L[], lastEmail: LastEmail | null) => V,
+  view: (row: T['$inferSelect'], lines: L[], lastEmail: LastEmail | null) => V,
 ) {
   const table = source.table as typeof invoices;
   const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, table, and(...where), page);
@@ -425,7 +425,7 @@ export async function documentPage<Row extends { id: string }, L, V>(
   const lines = await source.lines.of(ctx, ids);
   const mails = await lastEmailsOf(ctx, source.type, ids);
   return {
-    rows: (rows as unknown as Row[]).map((r) => view(r, lines.get(r.id) ?? [], mails.get(r.id) ?? null)),
+    rows: (rows as T['$inferSelect'][]).map((r) => view(r, lines.get(r.id) ?? [], mails.get(r.id) ?? null)),
     ...more,
   };
 }
