@@ -3,7 +3,6 @@ import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
-import { announceRevocation } from './platform/auth/revocations.js';
 import { asPlatform } from './platform/cross-tenant.js';
 
 /**
@@ -42,17 +41,15 @@ async function main(argv: string[]) {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateOnStart(config, database);
-    // The plan change and its revocation announcement commit together: running API
-    // processes stop serving the old plan at once (src/platform/auth/revocations.ts).
-    const rows = await asPlatform(database.db, async (tx) => {
-      const updated = await tx
+    // The plan change bumps the revocation generation in this same transaction (a trigger):
+    // running API processes stop serving the old plan at once (src/platform/auth/revocations.ts).
+    const rows = await asPlatform(database.db, (tx) =>
+      tx
         .update(organizations)
         .set({ plan, updatedAt: new Date() })
         .where(eq(organizations.id, orgId))
-        .returning({ id: organizations.id });
-      if (updated.length > 0) await announceRevocation(tx);
-      return updated;
-    });
+        .returning({ id: organizations.id }),
+    );
     if (rows.length === 0) {
       console.error(`no organization ${orgId}`);
       return 1;

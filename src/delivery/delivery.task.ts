@@ -7,7 +7,14 @@ import { WAKE_CHANNEL } from '../platform/events/outbox.js';
 import { SecretBox } from '../platform/secrets.js';
 import { type AttemptResult, createSender, DELIVERY_TIMEOUT_MS, type Sender } from './delivery.js';
 import { dispatchEvents } from './fanout.js';
-import { type ClaimedDelivery, claimDeliveries, type RecordOutcome, recordAttempt, recordSuccesses } from './queue.js';
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  type RecordOutcome,
+  recordAttempt,
+  recordSuccesses,
+  recordSuccessesAndClaim,
+} from './queue.js';
 
 export interface WebhookWorkerOptions {
   /** Deliveries in flight at once in this process. */
@@ -35,6 +42,7 @@ interface PendingResult {
 const DISPATCH_BATCH = 200;
 const SECRET_CACHE_MS = 10_000;
 const RECORD_BATCH = 200;
+const WRITERS = 2;
 
 /**
  * The delivery engine of one process: fans out events, claims due deliveries up to
@@ -55,6 +63,9 @@ export class WebhookWorker {
   readonly #inFlight = new Set<Promise<void>>();
   /** Deliveries whose request is under way: the slots `concurrency` bounds. */
   #sending = 0;
+  /** Slots promised to a claim under way (the tick's, or the writer's after a batch). */
+  #reserved = 0;
+  #stopping = false;
   #completedSinceTick = false;
   #wake: () => void = () => {};
   /** Fan-out runs when told of new events (LISTEN), after a full batch, or every poll interval. */
@@ -103,7 +114,8 @@ export class WebhookWorker {
    * unbounded unwritten results, at most `concurrency` of them may wait.
    */
   #free(): number {
-    return Math.min(this.#concurrency - this.#sending, 2 * this.#concurrency - this.#inFlight.size);
+    if (this.#stopping) return 0;
+    return Math.min(this.#concurrency - this.#sending, 2 * this.#concurrency - this.#inFlight.size) - this.#reserved;
   }
 
   /** One bounded pass: fan out, then fill free slots. Returns work found (the runner loops while > 0). */
@@ -138,15 +150,21 @@ export class WebhookWorker {
     // Claim in batches: one query per few freed slots rather than one per completed delivery.
     if (free <= 0 || (free < this.#claimBatch && this.#sending > 0 && !this.#idleSlots)) return 0;
     // The per-endpoint cap is counted in the database over every worker's claims (queue.ts).
-    const claimed = await claimDeliveries(this.#db, {
-      limit: free,
-      leaseMs: this.#leaseMs,
-      perEndpoint: this.#perEndpoint,
-    });
+    this.#reserved += free;
+    let claimed: ClaimedDelivery[];
+    try {
+      claimed = await claimDeliveries(this.#database, this.#claimOptions(free));
+    } finally {
+      this.#reserved -= free;
+    }
     for (const c of claimed) this.#start(c);
     // Nothing more was due: let later wakes claim even a single slot (low latency when quiet).
     this.#idleSlots = claimed.length < free;
     return claimed.length;
+  }
+
+  #claimOptions(limit: number) {
+    return { limit, leaseMs: this.#leaseMs, perEndpoint: this.#perEndpoint };
   }
 
   #start(claim: ClaimedDelivery) {
@@ -216,9 +234,10 @@ export class WebhookWorker {
   }
 
   /**
-   * Attempt results are written in batches by one writer: under load many results
-   * share one statement and one commit (one fsync), and a lone result is written at
-   * once. The lease is held until the result is written (the slot is not, see #free).
+   * Attempt results are written in batches by at most WRITERS writers: under load many
+   * results share one call and one commit (one fsync), and a lone result is written at
+   * once. The lease is held until the result is written (the slot is not, see #free);
+   * a batch of successes also claims the next deliveries in the same call (#flush).
    */
   #record(claim: ClaimedDelivery, result: AttemptResult): Promise<RecordOutcome> {
     return new Promise((resolve, reject) => {
@@ -228,9 +247,10 @@ export class WebhookWorker {
   }
 
   #kickFlush() {
-    // One writer: results that arrive while it writes form the next batch, so under load
-    // a statement carries many results; a lone result is still written at once.
-    while (this.#flushers < 1 && this.#results.length > 0) {
+    // Two writers: results that arrive while both write form the next batch, so under load
+    // a call carries many results, a lone result is still written at once, and one batch's
+    // round trip overlaps the other's instead of every freed slot waiting behind it.
+    while (this.#flushers < WRITERS && this.#results.length > 0) {
       const batch = this.#results.splice(0, RECORD_BATCH);
       this.#flushers++;
       void this.#flush(batch).finally(() => {
@@ -243,10 +263,32 @@ export class WebhookWorker {
   async #flush(batch: PendingResult[]): Promise<void> {
     const schedule = this.#config.webhookRetryScheduleMs;
     const ok = batch.filter((b) => b.result.ok);
-    // A lone failure goes straight to the one-by-one path below (one statement either way).
-    if (ok.length > 0 || batch.length > 1) {
+    if (ok.length === batch.length) {
+      // Successes only (the usual batch under load): one call records them and claims for
+      // the slots that are free now, so the loop turns in one round trip (queue.ts).
+      const free = Math.max(0, this.#free());
+      this.#reserved += free;
+      let done: Awaited<ReturnType<typeof recordSuccessesAndClaim>> | undefined;
       try {
-        const record = async (db: Db) => {
+        done = await recordSuccessesAndClaim(this.#database, ok, this.#claimOptions(free));
+      } catch {
+        // Below: write them one by one, so one bad row cannot sink the others.
+      } finally {
+        this.#reserved -= free;
+      }
+      if (done) {
+        for (const c of done.claimed) this.#start(c);
+        for (const b of batch) {
+          const hit = done.applied.has(b.claim.id);
+          b.resolve({ applied: hit, status: hit ? 'succeeded' : null, endpointDeactivated: false });
+        }
+        return;
+      }
+    } else if (batch.length > 1) {
+      // A lone failure goes straight to the one-by-one path below (one statement either way).
+      try {
+        const outcomes = await asPlatform(this.#db, async (tx) => {
+          const db = tx as unknown as Db;
           const applied = await recordSuccesses(db, ok);
           const out = new Map<PendingResult, RecordOutcome>();
           for (const b of ok) {
@@ -255,12 +297,7 @@ export class WebhookWorker {
           }
           for (const b of batch) if (!b.result.ok) out.set(b, await recordAttempt(db, b.claim, b.result, schedule));
           return out;
-        };
-        // Successes only (the usual batch) are one statement: no transaction around it.
-        const outcomes =
-          ok.length === batch.length
-            ? await asPlatformStatement(this.#database, record)
-            : await asPlatform(this.#db, (tx) => record(tx as unknown as Db));
+        });
         for (const b of batch) b.resolve(outcomes.get(b) as RecordOutcome);
         return;
       } catch {
@@ -288,7 +325,9 @@ export class WebhookWorker {
 
   /** Waits for in-flight deliveries (each bounded by the time-out), then closes connections. */
   async stop(): Promise<void> {
-    await Promise.allSettled([...this.#inFlight]);
+    // No new claims (the writer claims too); wait until the last delivery is recorded.
+    this.#stopping = true;
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
     await this.#sender.close();
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../db/client.js';
-import { asPlatform } from '../platform/cross-tenant.js';
+import { type Database, type Db, rowsOf } from '../db/client.js';
+import { asPlatformStatement } from '../platform/cross-tenant.js';
 import { newId } from '../platform/ids.js';
 import type { AttemptResult } from './delivery.js';
 
@@ -38,24 +38,10 @@ export interface ClaimOptions {
 }
 
 /*
- * The worker's queries are platform queries across tenants: they run as the
- * connecting database user, not as the RLS-restricted application role, because one
- * worker serves every organization. Tenant-facing code never calls them.
+ * The worker's queries are platform queries across tenants: they run as the platform
+ * role, not as the RLS-restricted application role, because one worker serves every
+ * organization. Tenant-facing code never calls them.
  */
-
-/** A due delivery that no live lease holds. */
-const DUE = sql`d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
-  AND (d.locked_until IS NULL OR d.locked_until < now())`;
-/** Deliveries of endpoint `e` in flight (claimed, lease live, result not yet written). */
-const IN_FLIGHT = sql`(SELECT count(*) FROM webhook_deliveries f
-  WHERE f.endpoint_id = e.id AND f.claim_token IS NOT NULL AND f.locked_until > now())::int`;
-/** Tokens in `e`'s rate bucket now (capacity = rate, refilled at rate per second); null without a rate. */
-const TOKENS = sql`CASE WHEN e.rate_limit_per_second IS NULL THEN NULL ELSE least(
-  e.rate_limit_per_second::float8,
-  COALESCE(e.rate_tokens, e.rate_limit_per_second::float8)
-    + e.rate_limit_per_second * extract(epoch FROM now() - COALESCE(e.rate_refilled_at, now()))) END`;
-/** An endpoint that may be sent to now: active, not paused by a Retry-After. */
-const SENDABLE = sql`e.active AND (e.paused_until IS NULL OR e.paused_until <= now())`;
 
 /**
  * Claims due deliveries fairly, with FOR UPDATE SKIP LOCKED and a lease (locked_until):
@@ -72,83 +58,34 @@ const SENDABLE = sql`e.active AND (e.paused_until IS NULL OR e.paused_until <= n
  * within the organization. Each endpoint probe is one look-up in
  * webhook_deliveries_endpoint_due_idx.
  *
- * Caps across workers. The claim is a transaction of two statements. The first locks
- * the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED: another worker claiming the
- * same endpoint skips it, nothing waits). The second starts a fresh snapshot after the
- * locks are held, so it sees every claim that committed before, and counts each
- * endpoint's deliveries in flight (all workers) and its rate tokens exactly: two workers
- * can never both fill the same room. Rate tokens spent are written back on the locked row.
+ * Caps across workers. The claim is the database function `webhook_claim`
+ * (drizzle/0021_webhook_claim_functions.sql), two statements in one call. The first
+ * locks the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED: another worker
+ * claiming the same endpoint skips it, nothing waits). The second takes a fresh
+ * snapshot after the locks are held, so it sees every claim that committed before, and
+ * counts each endpoint's deliveries in flight (all workers) and its rate tokens
+ * exactly: two workers can never both fill the same room. Rate tokens spent are
+ * written back on the locked row.
+ *
+ * One call is one round trip and one implicit transaction (asPlatformStatement), and
+ * the function's plans are kept per connection: under load a claim costs about what
+ * its index probes cost.
  */
-export async function claimDeliveries(db: Db, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  database: Pick<Database, 'platformDb'>,
+  opts: ClaimOptions,
+): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
-  return asPlatform(db, async (tx) => {
-    const q = tx as unknown as Db;
-    const locked = await q.execute(sql`
-      SELECT e.id FROM webhook_endpoints e
-      WHERE e.id IN (
-        SELECT t.id FROM (
-          SELECT e.id, row_number() OVER (PARTITION BY e.organization_id ORDER BY random()) AS turn
-          FROM webhook_endpoints e
-          WHERE ${SENDABLE}
-            AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND ${DUE})
-            AND ${IN_FLIGHT} < ${opts.perEndpoint}
-            AND COALESCE(${TOKENS} >= 1, true)
-        ) t
-        ORDER BY t.turn, random()
-        LIMIT ${opts.limit}
-      )
-      FOR NO KEY UPDATE SKIP LOCKED`);
-    const ids = rowsOf<{ id: string }>(locked).map((r) => r.id);
-    if (ids.length === 0) return [];
-    return claimFromLocked(q, ids, opts);
-  });
+  const token = randomUUID();
+  const result = await asPlatformStatement(database, (db) =>
+    db.execute(sql`SELECT * FROM webhook_claim(${opts.limit}::int, ${opts.perEndpoint}::int,
+                   ${Math.round(opts.leaseMs)}::int, ${token}::text)`),
+  );
+  return rowsOf<Record<string, unknown>>(result).map((r) => claimedOf(r, token));
 }
 
-async function claimFromLocked(db: Db, endpointIds: string[], opts: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const token = randomUUID();
-  const result = await db.execute(sql`
-    WITH eps AS (
-      SELECT e.id, e.organization_id, ${TOKENS} AS tokens, ${opts.perEndpoint} - ${IN_FLIGHT} AS free
-      FROM webhook_endpoints e
-      WHERE e.id = ANY(${sql.param(endpointIds)}::text[]) AND ${SENDABLE}
-    ), room AS (
-      SELECT id, organization_id, tokens, greatest(0, least(free, COALESCE(floor(tokens)::int, free))) AS n FROM eps
-    ), picks AS (
-      SELECT p.id, r.organization_id, p.rn
-      FROM room r CROSS JOIN LATERAL (
-        SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS rn
-        FROM webhook_deliveries d
-        WHERE d.endpoint_id = r.id AND ${DUE}
-        ORDER BY d.next_attempt_at, d.id
-        LIMIT r.n
-      ) p
-    ), chosen AS (
-      SELECT s.id FROM (
-        SELECT id, row_number() OVER (PARTITION BY organization_id ORDER BY rn, random()) AS seq FROM picks
-      ) s
-      ORDER BY s.seq, random()
-      LIMIT ${opts.limit}
-    ), due AS (
-      SELECT d.id FROM webhook_deliveries d
-      WHERE d.id IN (SELECT id FROM chosen) AND ${DUE}
-      FOR UPDATE SKIP LOCKED
-    ), claimed AS (
-      UPDATE webhook_deliveries d
-      SET locked_until = now() + make_interval(secs => ${opts.leaseMs}::double precision / 1000),
-          claim_token = ${token}
-      FROM due, webhook_endpoints e
-      WHERE d.id = due.id AND e.id = d.endpoint_id
-      RETURNING d.id, d.organization_id, d.endpoint_id, d.event, d.body, d.attempt_count, e.url, e.secret_enc,
-                e.previous_secret_enc,
-                (e.previous_secret_expires_at IS NOT NULL AND e.previous_secret_expires_at > now()) AS previous_valid
-    ), spent AS (
-      UPDATE webhook_endpoints e
-      SET rate_tokens = r.tokens - c.n, rate_refilled_at = now()
-      FROM room r, (SELECT endpoint_id, count(*) AS n FROM claimed GROUP BY endpoint_id) c
-      WHERE e.id = r.id AND c.endpoint_id = r.id AND r.tokens IS NOT NULL
-    )
-    SELECT * FROM claimed`);
-  return rowsOf<Record<string, unknown>>(result).map((r) => ({
+function claimedOf(r: Record<string, unknown>, token: string): ClaimedDelivery {
+  return {
     id: r.id as string,
     organizationId: r.organization_id as string,
     endpointId: r.endpoint_id as string,
@@ -160,7 +97,7 @@ async function claimFromLocked(db: Db, endpointIds: string[], opts: ClaimOptions
     previousSecretEnc: (r.previous_secret_enc as string | null) ?? null,
     previousValid: r.previous_valid === true,
     claimToken: token,
-  }));
+  };
 }
 
 export interface RecordOutcome {
@@ -258,43 +195,54 @@ export async function recordAttempt(
 }
 
 /**
- * The common case in bulk: successful attempts, written in one statement (attempt log
- * rows, delivery rows → succeeded, failure counters of the touched endpoints reset
- * where they are not already zero). Returns the ids whose claim was still held.
+ * The common case in bulk: successful attempts, written by one call of the database
+ * function `webhook_record_successes` (attempt log rows, delivery rows → succeeded,
+ * failure counters of the touched endpoints reset where they are not already zero).
+ * Returns the ids whose claim was still held.
  */
-export async function recordSuccesses(
-  db: Db,
-  items: ReadonlyArray<{ claim: ClaimedDelivery; result: AttemptResult }>,
-): Promise<Set<string>> {
+export async function recordSuccesses(db: Db, items: ReadonlyArray<Success>): Promise<Set<string>> {
   if (items.length === 0) return new Set();
-  // One array per column (unnest): the statement has nine parameters whatever the batch
-  // size, so building it costs next to nothing next to a VALUES list of 9 × n cells.
-  const col = <T>(f: (item: (typeof items)[number]) => T) => sql.param(items.map(f));
-  const res = await db.execute(sql`
-    WITH input (id, token, org, endpoint_id, attempt_id, attempted_at, status_code, duration_ms, response_body) AS (
-      SELECT * FROM unnest(${col((i) => i.claim.id)}::text[], ${col((i) => i.claim.claimToken)}::text[],
-                           ${col((i) => i.claim.organizationId)}::text[], ${col((i) => i.claim.endpointId)}::text[],
-                           ${col(() => newId('wha'))}::text[], ${col((i) => i.result.attemptedAt.toISOString())}::timestamptz[],
-                           ${col((i) => i.result.statusCode)}::int[], ${col((i) => i.result.durationMs)}::int[],
-                           ${col((i) => i.result.responseBody)}::text[])
-    ), log AS (
-      INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
-      SELECT i.attempt_id, i.org, i.id, i.attempted_at, i.status_code, i.duration_ms, NULL, i.response_body
-      FROM input i WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = i.id)
-    ), upd AS (
-      UPDATE webhook_deliveries d
-      SET status = 'succeeded', attempt_count = d.attempt_count + 1, locked_until = NULL, claim_token = NULL,
-          last_status_code = i.status_code, last_error = NULL, last_attempt_at = i.attempted_at,
-          succeeded_at = now(), updated_at = now()
-      FROM input i
-      WHERE d.id = i.id AND d.claim_token = i.token
-      RETURNING d.id, d.endpoint_id
-    ), ep AS (
-      UPDATE webhook_endpoints SET consecutive_failures = 0, updated_at = now()
-      WHERE id IN (SELECT endpoint_id FROM upd) AND consecutive_failures <> 0
-    )
-    SELECT id FROM upd`);
+  const res = await db.execute(sql`SELECT id FROM webhook_record_successes(${successColumns(items)}) AS id`);
   return new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
+}
+
+type Success = { claim: ClaimedDelivery; result: AttemptResult };
+
+/**
+ * The results as one array per column: eight parameters whatever the batch size, so
+ * building the call costs next to nothing next to a VALUES list of 8 × n cells.
+ */
+function successColumns(items: ReadonlyArray<Success>) {
+  const col = <T>(f: (item: Success) => T) => sql.param(items.map(f));
+  return sql`${col((i) => i.claim.id)}::text[], ${col((i) => i.claim.claimToken)}::text[],
+    ${col((i) => i.claim.organizationId)}::text[], ${col(() => newId('wha'))}::text[],
+    ${col((i) => i.result.attemptedAt.toISOString())}::timestamptz[], ${col((i) => i.result.statusCode)}::int[],
+    ${col((i) => i.result.durationMs)}::int[], ${col((i) => i.result.responseBody)}::text[]`;
+}
+
+/**
+ * `recordSuccesses` and `claimDeliveries` in one call (`webhook_record_and_claim`): the
+ * worker's writer records a batch and claims for the slots it freed in one round trip.
+ * The claim runs after the results are written, so their deliveries no longer count
+ * against their endpoint's cap.
+ */
+export async function recordSuccessesAndClaim(
+  database: Pick<Database, 'platformDb'>,
+  items: ReadonlyArray<Success>,
+  opts: ClaimOptions,
+): Promise<{ applied: Set<string>; claimed: ClaimedDelivery[] }> {
+  const token = randomUUID();
+  const res = await asPlatformStatement(database, (db) =>
+    db.execute(sql`SELECT * FROM webhook_record_and_claim(${successColumns(items)},
+      ${Math.max(0, opts.limit)}::int, ${opts.perEndpoint}::int, ${Math.round(opts.leaseMs)}::int, ${token}::text)`),
+  );
+  const applied = new Set<string>();
+  const claimed: ClaimedDelivery[] = [];
+  for (const r of rowsOf<Record<string, unknown>>(res)) {
+    if (r.kind === 'recorded') applied.add(r.id as string);
+    else claimed.push(claimedOf(r, token));
+  }
+  return { applied, claimed };
 }
 
 /**

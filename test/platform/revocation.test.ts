@@ -1,7 +1,9 @@
+import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
+import { apiKeys, organizations } from '../../src/db/schema/index.js';
 import { deviceCaller } from '../crew-tracking/helpers.js';
 import { addMember, caller, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
@@ -73,5 +75,25 @@ describe.skipIf(!onPostgres)('revocation reaches every API process before the re
     expect((await mine('GET', '/api/members')).statusCode).toBe(200);
     expect((await owner.call('POST', '/api/auth/sign-out')).statusCode).toBe(200);
     expect((await mine('GET', '/api/members')).statusCode).toBe(401);
+  });
+
+  // The bump is part of the revoking transaction (a trigger), not a step after it: a
+  // revocation committed by a process that then died (here: written straight to the
+  // database, no route, no announcement) still reaches every process at once.
+  it('a revocation committed with nothing announced after it (the revoking process died)', async () => {
+    const owner = await newTenant(h); // the suite's owner signed out above
+    const created = await owner.call('POST', '/api/api-keys', { name: 'orphaned', role: 'admin' });
+    const { key, id } = created.json().data as { key: string; id: string };
+    const elsewhere = onOther({ authorization: `Bearer ${key}` });
+    expect((await elsewhere('GET', '/api/members')).statusCode).toBe(200);
+    expect((await elsewhere('GET', '/api/members')).statusCode).toBe(200); // served from its cache
+    await h.admin.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
+    expect((await elsewhere('GET', '/api/members')).statusCode).toBe(401);
+
+    // A plan change made the same way: the other process stops serving the old plan at once.
+    const webhooks = onOther({ cookie: owner.cookie });
+    expect((await webhooks('GET', '/api/webhooks')).statusCode).toBe(200);
+    await h.admin.db.update(organizations).set({ plan: 'starter' }).where(eq(organizations.id, owner.organizationId));
+    expect((await webhooks('GET', '/api/webhooks')).statusCode).toBe(403);
   });
 });

@@ -115,7 +115,7 @@ describe('webhook fairness and per-endpoint limits', () => {
 
     const claims: ClaimedDelivery[][] = [];
     for (let i = 0; i < 3; i++) {
-      claims.push(await claimDeliveries(h.database.db, { limit: 4, leaseMs: 600_000, perEndpoint: 50 }));
+      claims.push(await claimDeliveries(h.database, { limit: 4, leaseMs: 600_000, perEndpoint: 50 }));
     }
     for (const claim of claims) {
       expect(claim).toHaveLength(4);
@@ -151,13 +151,13 @@ describe('webhook fairness and per-endpoint limits', () => {
     // Two claimers at once (two pools on PostgreSQL): together they never exceed the cap of 3.
     const other = await otherConnection();
     const opts = { limit: 20, leaseMs: 600_000, perEndpoint: 3 };
-    const [a, b] = await Promise.all([claimDeliveries(h.database.db, opts), claimDeliveries(other.db, opts)]);
+    const [a, b] = await Promise.all([claimDeliveries(h.database, opts), claimDeliveries(other, opts)]);
     const all = [...a, ...b];
     expect(all.filter((c) => c.endpointId === capped)).toHaveLength(3);
     // The rated endpoint's bucket holds 2: two attempts, whoever claimed them.
     expect(all.filter((c) => c.endpointId === rated.id)).toHaveLength(2);
     // The capped endpoint stays full while its deliveries are in flight.
-    const again = await claimDeliveries(h.database.db, { ...opts, perEndpoint: 3 });
+    const again = await claimDeliveries(h.database, { ...opts, perEndpoint: 3 });
     expect(again.filter((c) => c.endpointId === capped)).toHaveLength(0);
     const [row] = await h.admin.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, rated.id));
     expect(row?.rateRefilledAt).not.toBeNull();

@@ -74,7 +74,6 @@ export const webhookDeliveries = pgTable(
   (t) => [
     index('webhook_deliveries_org_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt, t.id),
     index('webhook_deliveries_org_endpoint_status_idx').on(t.organizationId, t.endpointId, t.status, t.createdAt, t.id),
-    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'failed')`),
     index('webhook_deliveries_endpoint_due_idx')
       .on(t.endpointId, t.nextAttemptAt, t.id)
       .where(sql`status IN ('pending', 'failed')`),

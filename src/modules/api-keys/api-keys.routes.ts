@@ -65,7 +65,7 @@ export default async function apiKeyRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => revokeApiKey(ctx, request.params.id));
-      await resolver.revoke();
+      resolver.invalidate();
       return reply.code(204).send(null);
     },
   );

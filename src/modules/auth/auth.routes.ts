@@ -71,7 +71,7 @@ export default async function authRoutes(fastify: FastifyInstance) {
             : 'Authentication failed';
       throw new AppError(codes[response.status] ?? 'VALIDATION_FAILED', message);
     }
-    await resolver.revoke();
+    resolver.invalidate();
     reply.code(response.status === 201 ? 201 : 200);
     return wrap ? { data: body } : body;
   }

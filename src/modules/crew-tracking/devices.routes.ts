@@ -56,8 +56,9 @@ export async function deviceRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => revokeDevice(ctx, request.params.id));
-      // The resolver caches principals by credential: announce the revocation so every process stops it now.
-      await resolver.revoke();
+      // The revocation bumped auth_generation in its own transaction (a trigger), so every
+      // process already refuses the token; drop this process's cached copy too.
+      resolver.invalidate();
       return reply.code(204).send(null);
     },
   );

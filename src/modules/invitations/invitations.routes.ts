@@ -97,7 +97,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
         request.principal?.sessionId,
         request.params.id,
       );
-      await resolver.revoke();
+      resolver.invalidate();
       return { data: result };
     },
   );

@@ -65,7 +65,7 @@ export default async function memberRoutes(fastify: FastifyInstance) {
       const member = await inRequestTenant(database.db, request, (ctx) =>
         changeMemberRole(ctx, request.params.id, request.body.role),
       );
-      await resolver.revoke();
+      resolver.invalidate();
       return { data: member };
     },
   );
@@ -85,7 +85,7 @@ export default async function memberRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       await inRequestTenant(database.db, request, (ctx) => removeMember(ctx, request.params.id));
-      await resolver.revoke();
+      resolver.invalidate();
       return reply.code(204).send(null);
     },
   );

@@ -30,7 +30,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
         timezone: request.body.timezone,
         plan: config.defaultPlan,
       });
-      await resolver.revoke();
+      resolver.invalidate();
       return reply.code(201).send({ data: org });
     },
   );
@@ -70,7 +70,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
         request.principal?.sessionId as string,
         request.params.id,
       );
-      await resolver.revoke();
+      resolver.invalidate();
       return { data: org };
     },
   );

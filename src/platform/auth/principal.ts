@@ -89,19 +89,14 @@ export class PrincipalResolver {
     private readonly generations?: GenerationReader,
   ) {}
 
-  /** Drops every cached principal of this process (a revocation was announced). */
+  /**
+   * Drops every cached principal of this process: when a revocation is announced, and
+   * after a route's revoking transaction commits. Other processes need nothing from the
+   * route: the revocation bumped auth_generation inside that transaction (a trigger,
+   * revocations.ts), so they stop serving entries from before it at once.
+   */
   invalidate(): void {
     this.cache.clear();
-  }
-
-  /**
-   * After a sign-out, organization switch, revocation, membership or plan change has
-   * committed, and BEFORE its request answers: every process stops serving cached
-   * principals from before it (revocations.ts).
-   */
-  async revoke(): Promise<void> {
-    this.cache.clear();
-    await this.generations?.announce();
   }
 
   async resolve(headers: Record<string, string | string[] | undefined>): Promise<Principal | null> {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database, Db, Tx } from '../../db/client.js';
+import type { Database, Db } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { listenOn } from '../../db/listen.js';
 
@@ -11,8 +11,14 @@ import { listenOn } from '../../db/listen.js';
  * changed, sign-out, organization switch) must reach EVERY process before the request
  * that made it answers. The guarantee comes from one counter, `auth_generation`:
  *
- *  1. The revoking request bumps the counter and `pg_notify`s it, in the same statement,
- *     and only then answers. So when the answer leaves, the new generation is committed.
+ *  1. Every change that revokes bumps the counter and `pg_notify`s it IN ITS OWN
+ *     TRANSACTION: a trigger on the rows that carry access (api_keys and device_tokens
+ *     revoked or deleted, members added, removed or re-roled, organizations.plan,
+ *     sessions deleted or switched to another organization) calls `auth_generation_bump()`
+ *     (drizzle/0021_webhook_claim_functions.sql). So the new generation commits exactly
+ *     when the revocation does, whoever makes it (an API route, Better Auth's sign-out,
+ *     `npm run admin`, a cascade), and no process can commit a revocation and die before
+ *     announcing it; the NOTIFY is delivered at that commit.
  *  2. Every process stamps each cache entry with the generation it read BEFORE loading
  *     it, and serves an entry only if a generation read that STARTED AFTER the request
  *     arrived still shows that stamp. A request that arrives after the revoking answer
@@ -32,14 +38,8 @@ import { listenOn } from '../../db/listen.js';
  * On the embedded database there is one process: the revoking process clears its
  * cache and nothing else is needed (no counter, no reads).
  */
+/** The channel `auth_generation_bump()` notifies on (named in that SQL function too). */
 export const AUTH_CHANNEL = 'crm_auth';
-
-/** Bumps the generation and announces it, in one statement (atomic; the NOTIFY goes out at commit). */
-export async function announceRevocation(db: Db | Tx): Promise<void> {
-  await db.execute(sql`
-    WITH g AS (UPDATE auth_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation)
-    SELECT pg_notify(${AUTH_CHANNEL}, (SELECT generation::text FROM g))`);
-}
 
 /** Reads the generation; concurrent callers share reads, each answer starts after its call. */
 export class GenerationReader {
@@ -47,11 +47,6 @@ export class GenerationReader {
   #next: Promise<string> | undefined;
 
   constructor(private readonly db: Db) {}
-
-  /** See announceRevocation. */
-  announce(): Promise<void> {
-    return announceRevocation(this.db);
-  }
 
   read(): Promise<string> {
     if (!this.#current) {
