@@ -1,4 +1,4 @@
-import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
 import { emitMany } from '../../../platform/events/outbox.js';
@@ -38,6 +38,23 @@ function activityOf(
     FROM ${sql.raw(source)}`;
 }
 
+type JobRow = typeof jobs.$inferSelect;
+const JOB_COLUMNS = Object.entries(getTableColumns(jobs));
+const byDate = (a: JobRow, b: JobRow) => a.scheduledDate.localeCompare(b.scheduledDate) || a.id.localeCompare(b.id);
+
+/**
+ * A `RETURNING *` row of jobs as Drizzle's select gives it (each column's own mapping
+ * from the driver's value): the visits just made carry their events without being read again.
+ */
+function jobRowOf(raw: Record<string, unknown>): JobRow {
+  return Object.fromEntries(
+    JOB_COLUMNS.map(([key, column]) => {
+      const value = raw[column.name];
+      return [key, value === null || value === undefined ? null : column.mapFromDriverValue(value)];
+    }),
+  ) as JobRow;
+}
+
 /** The visits a statement wrote, read back as jobs rows (by date) for their events. */
 async function visitRows(ctx: Ctx, written: Array<{ id: string }>) {
   const rows = await ctx.tx
@@ -52,7 +69,7 @@ async function visitRows(ctx: Ctx, written: Array<{ id: string }>) {
         ),
       ),
     );
-  return rows.sort((a, b) => a.scheduledDate.localeCompare(b.scheduledDate) || a.id.localeCompare(b.id));
+  return rows.sort(byDate);
 }
 
 /**
@@ -130,7 +147,7 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
     copy.map(([, v]) => v),
     sql`, `,
   );
-  const made = rowsOf<{ id: string }>(
+  const made = rowsOf<Record<string, unknown>>(
     await ctx.tx.execute(sql`
       WITH o AS (
         SELECT * FROM unnest(${sql.param(scheduleIds)}::text[], ${sql.param(dates)}::date[], ${sql.param(ids)}::text[])
@@ -145,7 +162,7 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
         WHERE NOT EXISTS (
           SELECT 1 FROM job_schedule_skips k WHERE k.schedule_id = o.schedule_id AND k.occurrence_date = o.d)
         ON CONFLICT (schedule_id, occurrence_date) DO NOTHING
-        RETURNING id, schedule_id, scheduled_date
+        RETURNING *
       ),
       checklist AS (
         INSERT INTO job_checklist_items (id, organization_id, job_id, position, text)
@@ -161,10 +178,10 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
         now,
         sql`'jac_' || substr(ins.id, 5)`,
       )})
-      SELECT id FROM ins`),
+      SELECT * FROM ins`),
   );
   if (made.length === 0) return 0;
-  const rows = await visitRows(ctx, made);
+  const rows = made.map(jobRowOf).sort(byDate);
   await emitMany(
     ctx,
     'job.created',
