@@ -1,6 +1,6 @@
 import type { Database, Db, Tx } from '../db/client.js';
 import { PLATFORM_ROLE } from '../db/client.js';
-import { transactionAs } from './tenancy.js';
+import { type Actor, type Ctx, inTenant, transactionAs } from './tenancy.js';
 
 /**
  * THE way to read or write across organizations. Use it only when the tenant is not
@@ -38,4 +38,23 @@ export function asPlatform<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
  */
 export function asPlatformStatement<T>(database: Pick<Database, 'platformDb'>, fn: (db: Db) => Promise<T>): Promise<T> {
   return fn(database.platformDb);
+}
+
+/**
+ * The second half of a worker's fan-out: the due rows a cross-tenant query found,
+ * handled per organization, each in its own tenant transaction (row-level security on)
+ * with the ids of its rows. Answers the sum of what `fn` handled.
+ */
+export async function perOrganization(
+  db: Db,
+  due: Array<{ id: string; organization_id: string }>,
+  actor: Actor,
+  fn: (ctx: Ctx, ids: string[]) => Promise<number>,
+): Promise<number> {
+  const byOrg = new Map<string, string[]>();
+  for (const r of due) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), r.id]);
+  let handled = 0;
+  for (const [organizationId, ids] of byOrg)
+    handled += await inTenant(db, organizationId, actor, (ctx) => fn(ctx, ids));
+  return handled;
 }

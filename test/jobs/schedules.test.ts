@@ -69,6 +69,15 @@ describe('recurring schedules', () => {
       expect(local.format(v.startsAt as Date)).toBe('08:00');
     }
     expect(events.filter((e) => e.type === 'job.created')).toHaveLength(expected.length);
+    // Each event carries the visit exactly as the jobs list shows it.
+    const listed = await owner.call('GET', '/api/jobs', undefined, {
+      query: { customerId, startDate: today, endDate: addDays(today, 56), limit: '100' },
+    });
+    const shown = new Map(listed.json().data.map((j: { id: string }) => [j.id, j]));
+    for (const e of events.filter((e) => e.type === 'job.created')) {
+      const data = e.data as { jobId: string; job: unknown };
+      expect(data.job).toEqual(shown.get(data.jobId));
+    }
 
     const got = await owner.call('GET', `/api/jobs/${visits[0]?.id}`);
     expect(got.json().data).toMatchObject({ scheduleId: schedule.id, startTime: '08:00' });

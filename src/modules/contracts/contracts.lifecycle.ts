@@ -3,9 +3,9 @@ import type { WorkerTask } from '../../background/runner.js';
 import type { Db } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { contracts } from '../../db/schema/index.js';
-import { asPlatform } from '../../platform/cross-tenant.js';
+import { asPlatform, perOrganization } from '../../platform/cross-tenant.js';
 import { statesAccepting, take } from '../../platform/state-machine.js';
-import { inTenant, systemActor } from '../../platform/tenancy.js';
+import { systemActor } from '../../platform/tenancy.js';
 import { followContractActivation, followContractEnd } from '../jobs/schedules/schedules.service.js';
 import { recordContractActivity } from './contracts.service.js';
 import { type ContractStatus, contractMachine } from './contracts.states.js';
@@ -45,49 +45,33 @@ async function dueContracts(db: Db, move: Move, now: Date) {
 }
 
 async function apply(db: Db, move: Move, now: Date): Promise<number> {
-  const due = await dueContracts(db, move, now);
-  const byOrg = new Map<string, string[]>();
-  for (const r of due) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), r.id]);
-  let moved = 0;
-  for (const [organizationId, ids] of byOrg) {
-    moved += await inTenant(db, organizationId, SYSTEM, async (ctx) => {
-      // The status condition is the claim: of several workers racing, one UPDATE
-      // returns the row and writes the activity; the others find it already moved.
-      const changed = await ctx.tx
-        .update(contracts)
-        .set({
-          status: move.to,
-          ...(move.trigger === 'activate' ? { activatedAt: now } : { expiredAt: now }),
-          updatedAt: now,
-        })
-        .where(
-          and(
-            eq(contracts.organizationId, organizationId),
-            inArray(contracts.id, ids),
-            eq(contracts.status, move.from),
-          ),
-        )
-        .returning({ id: contracts.id, startDate: contracts.startDate, endDate: contracts.endDate });
-      for (const c of changed) {
-        // The contract's recurring schedule follows it in this same transaction.
-        if (move.trigger === 'activate') await followContractActivation(ctx, c.id, now);
-        else await followContractEnd(ctx, c.id, now);
-        const description =
-          move.trigger === 'activate'
-            ? `Activated: term started${c.startDate ? ` ${c.startDate}` : ''}`
-            : `Expired: term ended ${c.endDate}`;
-        await recordContractActivity(
-          ctx,
-          c.id,
-          move.trigger === 'activate' ? 'activated' : 'expired',
-          description,
-          null,
-        );
-      }
-      return changed.length;
-    });
-  }
-  return moved;
+  return perOrganization(db, await dueContracts(db, move, now), SYSTEM, async (ctx, ids) => {
+    const organizationId = ctx.organizationId;
+    // The status condition is the claim: of several workers racing, one UPDATE
+    // returns the row and writes the activity; the others find it already moved.
+    const changed = await ctx.tx
+      .update(contracts)
+      .set({
+        status: move.to,
+        ...(move.trigger === 'activate' ? { activatedAt: now } : { expiredAt: now }),
+        updatedAt: now,
+      })
+      .where(
+        and(eq(contracts.organizationId, organizationId), inArray(contracts.id, ids), eq(contracts.status, move.from)),
+      )
+      .returning({ id: contracts.id, startDate: contracts.startDate, endDate: contracts.endDate });
+    for (const c of changed) {
+      // The contract's recurring schedule follows it in this same transaction.
+      if (move.trigger === 'activate') await followContractActivation(ctx, c.id, now);
+      else await followContractEnd(ctx, c.id, now);
+      const description =
+        move.trigger === 'activate'
+          ? `Activated: term started${c.startDate ? ` ${c.startDate}` : ''}`
+          : `Expired: term ended ${c.endDate}`;
+      await recordContractActivity(ctx, c.id, move.trigger === 'activate' ? 'activated' : 'expired', description, null);
+    }
+    return changed.length;
+  });
 }
 
 /** `trigger` for every contract due for it, from each state the table accepts it in. */

@@ -3,9 +3,9 @@ import type { WorkerTask } from '../../../background/runner.js';
 import type { Db } from '../../../db/client.js';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
-import { asPlatform } from '../../../platform/cross-tenant.js';
+import { asPlatform, perOrganization } from '../../../platform/cross-tenant.js';
 import { take } from '../../../platform/state-machine.js';
-import { inTenant, systemActor } from '../../../platform/tenancy.js';
+import { systemActor } from '../../../platform/tenancy.js';
 import { recipientsOf } from '../../billing/document-mail.js';
 import { customerName, customersByIds } from '../../customers/customers.refs.js';
 import { queueMail } from '../../mail/mail.service.js';
@@ -47,49 +47,43 @@ async function dueVisits(db: Db, now: Date, limit: number) {
  * only one gets the row back, and its mail is queued in that same transaction.
  */
 export async function sendVisitReminders(db: Db, now: Date = new Date(), limit = BATCH): Promise<number> {
-  const due = await dueVisits(db, now, limit);
-  const byOrg = new Map<string, string[]>();
-  for (const r of due) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), r.id]);
-  let sent = 0;
-  for (const [organizationId, ids] of byOrg) {
-    sent += await inTenant(db, organizationId, SYSTEM, async (ctx) => {
-      const claimed = await ctx.tx
-        .update(jobs)
-        .set({ reminderSentAt: now })
-        .where(
-          and(
-            eq(jobs.organizationId, organizationId),
-            inArray(jobs.id, ids),
-            isNull(jobs.reminderSentAt),
-            eq(jobs.status, SCHEDULED),
-          ),
-        )
-        .returning();
-      if (claimed.length === 0) return 0;
-      const settings = await getOrgSettings(ctx);
-      const company = settings.companyName ?? settings.name;
-      const byId = await customersByIds(
-        ctx,
-        claimed.map((j) => j.customerId),
-      );
-      for (const job of claimed) {
-        const customer = byId.get(job.customerId);
-        const to = customer ? recipientsOf(customer) : [];
-        // No address: nothing to send, but the visit counts as reminded (never retried daily).
-        if (!customer || to.length === 0) continue;
-        const when = `${job.scheduledDate}${job.startTime ? ` at ${job.startTime}` : ''}`;
-        await queueMail(ctx, {
-          documentType: 'job',
-          documentId: job.id,
-          to,
-          subject: `${company}: reminder of your visit on ${when}`,
-          text: `Hello ${customerName(customer)},\n\n${company} will visit on ${when}${job.services.length > 0 ? ` for ${job.services.join(', ')}` : ''}.\n\nReply to this mail if the date does not suit you.`,
-        });
-      }
-      return claimed.length;
-    });
-  }
-  return sent;
+  return perOrganization(db, await dueVisits(db, now, limit), SYSTEM, async (ctx, ids) => {
+    const organizationId = ctx.organizationId;
+    const claimed = await ctx.tx
+      .update(jobs)
+      .set({ reminderSentAt: now })
+      .where(
+        and(
+          eq(jobs.organizationId, organizationId),
+          inArray(jobs.id, ids),
+          isNull(jobs.reminderSentAt),
+          eq(jobs.status, SCHEDULED),
+        ),
+      )
+      .returning();
+    if (claimed.length === 0) return 0;
+    const settings = await getOrgSettings(ctx);
+    const company = settings.companyName ?? settings.name;
+    const byId = await customersByIds(
+      ctx,
+      claimed.map((j) => j.customerId),
+    );
+    for (const job of claimed) {
+      const customer = byId.get(job.customerId);
+      const to = customer ? recipientsOf(customer) : [];
+      // No address: nothing to send, but the visit counts as reminded (never retried daily).
+      if (!customer || to.length === 0) continue;
+      const when = `${job.scheduledDate}${job.startTime ? ` at ${job.startTime}` : ''}`;
+      await queueMail(ctx, {
+        documentType: 'job',
+        documentId: job.id,
+        to,
+        subject: `${company}: reminder of your visit on ${when}`,
+        text: `Hello ${customerName(customer)},\n\n${company} will visit on ${when}${job.services.length > 0 ? ` for ${job.services.join(', ')}` : ''}.\n\nReply to this mail if the date does not suit you.`,
+      });
+    }
+    return claimed.length;
+  });
 }
 
 export const visitReminderTask: WorkerTask = {

@@ -3,9 +3,9 @@ import type { WorkerTask } from '../../../background/runner.js';
 import type { Db } from '../../../db/client.js';
 import { rowsOf } from '../../../db/client.js';
 import { jobSchedules } from '../../../db/schema/index.js';
-import { asPlatform } from '../../../platform/cross-tenant.js';
+import { asPlatform, perOrganization } from '../../../platform/cross-tenant.js';
 import { addDays } from '../../../platform/dates.js';
-import { inTenant, systemActor } from '../../../platform/tenancy.js';
+import { systemActor } from '../../../platform/tenancy.js';
 import { SETTINGS_DEFAULTS } from '../../settings/settings.service.js';
 import { plannedDates, ruleOf, type ScheduleRow, scheduleContext } from './schedules.service.js';
 import { makeVisits } from './schedules.visits.js';
@@ -43,56 +43,50 @@ async function dueSchedules(db: Db, now: Date, limit: number) {
  * keeps this exact even if two passes overlap. Returns the schedules handled.
  */
 export async function extendScheduleHorizons(db: Db, now: Date = new Date(), limit = BATCH): Promise<number> {
-  const due = await dueSchedules(db, now, limit);
-  const byOrg = new Map<string, string[]>();
-  for (const r of due) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), r.id]);
-  let handled = 0;
-  for (const [organizationId, ids] of byOrg) {
-    handled += await inTenant(db, organizationId, SYSTEM, async (ctx) => {
-      const w = await scheduleContext(ctx, now);
-      const claimed: ScheduleRow[] = await ctx.tx
-        .select()
-        .from(jobSchedules)
-        .where(
-          and(
-            eq(jobSchedules.organizationId, organizationId),
-            inArray(jobSchedules.id, ids),
-            eq(jobSchedules.status, 'active'),
-          ),
-        )
-        .for('update', { skipLocked: true });
-      if (claimed.length === 0) return 0;
-      // Schedules of one organization mostly share their rule and dates (a season's
-      // contracts): each distinct rule is expanded once per batch, not once per schedule.
-      const expanded = new Map<string, string[]>();
-      const plans = claimed.map((r) => {
-        // Only the days past what was made already: earlier ones exist, or were removed on purpose.
-        const from = r.generatedThrough === null ? w.today : addDays(r.generatedThrough, 1);
-        const key = `${r.rrule}|${r.startDate}|${r.endDate}|${from}`;
-        let dates = expanded.get(key);
-        if (dates === undefined) {
-          dates = plannedDates(ruleOf(r), r, w, from);
-          expanded.set(key, dates);
-        }
-        return { scheduleId: r.id, dates };
-      });
-      await makeVisits(ctx, plans, w.timezone);
-      await ctx.tx
-        .update(jobSchedules)
-        .set({ generatedThrough: w.horizonEnd })
-        .where(
-          and(
-            eq(jobSchedules.organizationId, organizationId),
-            inArray(
-              jobSchedules.id,
-              claimed.map((r) => r.id),
-            ),
-          ),
-        );
-      return claimed.length;
+  return perOrganization(db, await dueSchedules(db, now, limit), SYSTEM, async (ctx, ids) => {
+    const organizationId = ctx.organizationId;
+    const w = await scheduleContext(ctx, now);
+    const claimed: ScheduleRow[] = await ctx.tx
+      .select()
+      .from(jobSchedules)
+      .where(
+        and(
+          eq(jobSchedules.organizationId, organizationId),
+          inArray(jobSchedules.id, ids),
+          eq(jobSchedules.status, 'active'),
+        ),
+      )
+      .for('update', { skipLocked: true });
+    if (claimed.length === 0) return 0;
+    // Schedules of one organization mostly share their rule and dates (a season's
+    // contracts): each distinct rule is expanded once per batch, not once per schedule.
+    const expanded = new Map<string, string[]>();
+    const plans = claimed.map((r) => {
+      // Only the days past what was made already: earlier ones exist, or were removed on purpose.
+      const from = r.generatedThrough === null ? w.today : addDays(r.generatedThrough, 1);
+      const key = `${r.rrule}|${r.startDate}|${r.endDate}|${from}`;
+      let dates = expanded.get(key);
+      if (dates === undefined) {
+        dates = plannedDates(ruleOf(r), r, w, from);
+        expanded.set(key, dates);
+      }
+      return { scheduleId: r.id, dates };
     });
-  }
-  return handled;
+    await makeVisits(ctx, plans, w.timezone);
+    await ctx.tx
+      .update(jobSchedules)
+      .set({ generatedThrough: w.horizonEnd })
+      .where(
+        and(
+          eq(jobSchedules.organizationId, organizationId),
+          inArray(
+            jobSchedules.id,
+            claimed.map((r) => r.id),
+          ),
+        ),
+      );
+    return claimed.length;
+  });
 }
 
 export const scheduleHorizonTask: WorkerTask = {

@@ -1,4 +1,4 @@
-import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
 import { emitMany } from '../../../platform/events/outbox.js';
@@ -20,6 +20,57 @@ const SCHEDULED = take(jobMachine, 'draft', 'publish');
 const CANCELED = take(jobMachine, SCHEDULED, 'cancel');
 
 const actorOf = (ctx: Ctx) => (ctx.actor.kind === 'user' || ctx.actor.kind === 'apiKey' ? ctx.actor.id : null);
+
+/**
+ * The activity row of each visit a statement wrote: `source` is the statement's CTE
+ * returning the visits' `id`; `message` may read its columns. `id` defaults to a random one.
+ */
+function activityOf(
+  ctx: Ctx,
+  source: 'ins' | 'upd' | 'gone',
+  type: string,
+  message: SQL,
+  now: string,
+  id: SQL = sql`'jac_' || replace(gen_random_uuid()::text, '-', '')`,
+): SQL {
+  return sql`INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
+    SELECT ${id}, ${ctx.organizationId}, ${sql.raw(source)}.id, ${type}, ${message}, ${actorOf(ctx)}, ${now}::timestamptz
+    FROM ${sql.raw(source)}`;
+}
+
+type JobRow = typeof jobs.$inferSelect;
+const JOB_COLUMNS = Object.entries(getTableColumns(jobs));
+const byDate = (a: JobRow, b: JobRow) => a.scheduledDate.localeCompare(b.scheduledDate) || a.id.localeCompare(b.id);
+
+/**
+ * A `RETURNING *` row of jobs as Drizzle's select gives it (each column's own mapping
+ * from the driver's value): the visits just made carry their events without being read again.
+ */
+function jobRowOf(raw: Record<string, unknown>): JobRow {
+  return Object.fromEntries(
+    JOB_COLUMNS.map(([key, column]) => {
+      const value = raw[column.name];
+      return [key, value === null || value === undefined ? null : column.mapFromDriverValue(value)];
+    }),
+  ) as JobRow;
+}
+
+/** The visits a statement wrote, read back as jobs rows (by date) for their events. */
+async function visitRows(ctx: Ctx, written: Array<{ id: string }>) {
+  const rows = await ctx.tx
+    .select()
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.organizationId, ctx.organizationId),
+        inArray(
+          jobs.id,
+          written.map((r) => r.id),
+        ),
+      ),
+    );
+  return rows.sort(byDate);
+}
 
 /**
  * THE copy of a schedule onto its visits: each jobs column a visit takes from its
@@ -96,7 +147,7 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
     copy.map(([, v]) => v),
     sql`, `,
   );
-  const made = rowsOf<{ id: string }>(
+  const made = rowsOf<Record<string, unknown>>(
     await ctx.tx.execute(sql`
       WITH o AS (
         SELECT * FROM unnest(${sql.param(scheduleIds)}::text[], ${sql.param(dates)}::date[], ${sql.param(ids)}::text[])
@@ -111,7 +162,7 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
         WHERE NOT EXISTS (
           SELECT 1 FROM job_schedule_skips k WHERE k.schedule_id = o.schedule_id AND k.occurrence_date = o.d)
         ON CONFLICT (schedule_id, occurrence_date) DO NOTHING
-        RETURNING id, schedule_id, scheduled_date
+        RETURNING *
       ),
       checklist AS (
         INSERT INTO job_checklist_items (id, organization_id, job_id, position, text)
@@ -119,29 +170,18 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
         FROM ins JOIN job_schedules s ON s.id = ins.schedule_id
         CROSS JOIN LATERAL unnest(s.checklist) WITH ORDINALITY AS c(item, n)
       ),
-      activity AS (
-        INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
-        SELECT 'jac_' || substr(ins.id, 5), ${ctx.organizationId}, ins.id, 'created',
-               'Visit scheduled for ' || ins.scheduled_date || ' by schedule ' || ins.schedule_id,
-               ${actorOf(ctx)}, ${now}::timestamptz
-        FROM ins
-      )
-      SELECT id FROM ins`),
+      activity AS (${activityOf(
+        ctx,
+        'ins',
+        'created',
+        sql`'Visit scheduled for ' || ins.scheduled_date || ' by schedule ' || ins.schedule_id`,
+        now,
+        sql`'jac_' || substr(ins.id, 5)`,
+      )})
+      SELECT * FROM ins`),
   );
   if (made.length === 0) return 0;
-  const rows = await ctx.tx
-    .select()
-    .from(jobs)
-    .where(
-      and(
-        eq(jobs.organizationId, ctx.organizationId),
-        inArray(
-          jobs.id,
-          made.map((r) => r.id),
-        ),
-      ),
-    );
-  rows.sort((a, b) => a.scheduledDate.localeCompare(b.scheduledDate) || a.id.localeCompare(b.id));
+  const rows = made.map(jobRowOf).sort(byDate);
   await emitMany(
     ctx,
     'job.created',
@@ -181,12 +221,7 @@ export async function rewriteVisits(
           AND ROW(${columns}) IS DISTINCT FROM ROW(${values})
         RETURNING j.id
       ),
-      activity AS (
-        INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
-        SELECT 'jac_' || replace(gen_random_uuid()::text, '-', ''), ${ctx.organizationId}, upd.id, 'updated',
-               'Changed by its schedule ' || ${scheduleId}, ${actorOf(ctx)}, ${now}::timestamptz
-        FROM upd
-      )
+      activity AS (${activityOf(ctx, 'upd', 'updated', sql`${`Changed by its schedule ${scheduleId}`}`, now)})
       SELECT id FROM upd`),
   );
   for (const r of updated) changed.add(r.id);
@@ -236,27 +271,11 @@ export async function removeVisits(ctx: Ctx, scheduleId: string, today: string, 
           AND ${editableVisit(today)} AND (${drop})
         RETURNING j.id
       ),
-      activity AS (
-        INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
-        SELECT 'jac_' || replace(gen_random_uuid()::text, '-', ''), ${ctx.organizationId}, gone.id, 'status_changed',
-               'Canceled by its schedule ' || ${scheduleId}, ${actorOf(ctx)}, ${now}::timestamptz
-        FROM gone
-      )
+      activity AS (${activityOf(ctx, 'gone', 'status_changed', sql`${`Canceled by its schedule ${scheduleId}`}`, now)})
       SELECT id FROM gone`),
   );
   if (removed.length === 0) return 0;
-  const rows = await ctx.tx
-    .select()
-    .from(jobs)
-    .where(
-      and(
-        eq(jobs.organizationId, ctx.organizationId),
-        inArray(
-          jobs.id,
-          removed.map((r) => r.id),
-        ),
-      ),
-    );
+  const rows = await visitRows(ctx, removed);
   const data = rows.map((r) => ({
     jobId: r.id,
     job: jobView(r),
