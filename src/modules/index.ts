@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { anonymizeCustomer } from '../flows/anonymize-customer.js';
 import { billPurchaseOrder } from '../flows/bill-purchase-order.js';
 import { billStorm } from '../flows/bill-storm.js';
 import { convertEstimate } from '../flows/convert-estimate.js';
@@ -47,7 +48,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   apiKeyRoutes,
   (app) => portalRoutes(app, { handlers: portalHandlers }),
   settingsRoutes,
-  customerRoutes,
+  (app) => customerRoutes(app, { flows: { anonymizeCustomer } }),
   propertyRoutes,
   serviceRoutes,
   (app) => invoiceRoutes(app, { flows: { recordPayment } }),

@@ -1,10 +1,11 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
 import { billLines, bills } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
-import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { documentLineRows, ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
@@ -62,32 +63,15 @@ function billView(r: BillRow, lines: LineRow[]) {
 }
 export type BillView = ReturnType<typeof billView>;
 
-async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> {
-  const byBill = new Map<string, LineRow[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return byBill;
-  const rows = await ctx.tx
-    .select()
-    .from(billLines)
-    .where(and(eq(billLines.organizationId, ctx.organizationId), inArray(billLines.billId, ids)))
-    .orderBy(asc(billLines.billId), asc(billLines.position));
-  for (const row of rows) byBill.get(row.billId)?.push(row);
-  return byBill;
-}
-
-const linesOfOne = async (ctx: Ctx, id: string) => (await linesOf(ctx, [id])).get(id) ?? [];
+const billLineRows = documentLineRows(billLines, 'billId');
+const linesOf = billLineRows.of;
+const linesOfOne = billLineRows.ofOne;
 
 export async function billViewOf(ctx: Ctx, row: BillRow): Promise<BillView> {
   return billView(row, await linesOfOne(ctx, row.id));
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(bills.organizationId, ctx.organizationId), eq(bills.id, id));
-
-async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<BillRow> {
-  const query = ctx.tx.select().from(bills).where(mine(ctx, id));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Bill');
-  return row;
-}
+const { mine, find: findRow } = ownedRows(bills, 'Bill');
 
 /** Bill event data (operations.md §3): id, number, vendor, total, balance, the bill in its REST shape. */
 export async function emitBill(
@@ -318,9 +302,7 @@ export async function updateBill(ctx: Ctx, id: string, patch: UpdateBillInput) {
     .where(mine(ctx, id))
     .returning();
   if (checked) {
-    await ctx.tx
-      .delete(billLines)
-      .where(and(eq(billLines.organizationId, ctx.organizationId), eq(billLines.billId, id)));
+    await billLineRows.clear(ctx, id);
     await insertLines(ctx, id, checked.lines);
   }
   return billViewOf(ctx, updated as BillRow);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 
 import {
   CreateCustomerBody,
@@ -12,7 +13,7 @@ import {
   UpdateCustomerBody,
 } from './customers.schemas.js';
 import {
-  anonymizeCustomer,
+  type CustomerView,
   changeCustomerStatus,
   createCustomer,
   getCustomer,
@@ -23,7 +24,15 @@ import {
 } from './customers.service.js';
 import { CUSTOMER_ACTIONS } from './customers.states.js';
 
-export default async function customerRoutes(fastify: FastifyInstance) {
+/**
+ * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
+ * module never imports the layer above it.
+ */
+export interface CustomerFlows {
+  anonymizeCustomer(ctx: Ctx, id: string): Promise<CustomerView>;
+}
+
+export default async function customerRoutes(fastify: FastifyInstance, { flows }: { flows: CustomerFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['customers'];
@@ -170,7 +179,7 @@ export default async function customerRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       return {
-        data: await inRequestTenant(database.db, request, (ctx) => anonymizeCustomer(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, (ctx) => flows.anonymizeCustomer(ctx, request.params.id)),
       };
     },
   );

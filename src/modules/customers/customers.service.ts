@@ -8,7 +8,6 @@ import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { next, statesAccepting } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { anonymizePropertiesOf } from '../properties/properties.refs.js';
 import type { CreateCustomerInput, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
 import { searchPatterns, searchTextOf } from './customers.search.js';
 import { type CustomerAction, type CustomerStatus, customerMachine } from './customers.states.js';
@@ -318,12 +317,13 @@ async function lockAny(ctx: Ctx, id: string): Promise<Row> {
 export const ANONYMIZED_NAME = 'Anonymized';
 
 /**
- * Erasure (decisions §4): every personal field of the customer and of its
- * properties (service addresses, gate codes, access notes, coordinates) is
- * replaced or cleared; ids, amounts and documents stay, so invoices and payments
- * keep adding up. Irreversible: nothing is copied anywhere first.
+ * Erasure (decisions §4), the customer's part (src/flows/anonymize-customer.ts does its
+ * properties next): every personal field of the customer is replaced or cleared; ids,
+ * amounts and documents stay, so invoices and payments keep adding up. Irreversible:
+ * nothing is copied anywhere first. Returns the view and the moment, which the
+ * properties take as their updatedAt.
  */
-export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<CustomerView> {
+export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<{ customer: CustomerView; at: Date }> {
   const current = await lockAny(ctx, id);
   if (current.anonymizedAt) throw invalidState('Customer is already anonymized');
   const now = new Date();
@@ -350,10 +350,9 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<CustomerV
     .returning();
   const updated = row as Row;
   await writeSearchText(ctx, updated, searchText);
-  await anonymizePropertiesOf(ctx, id, ANONYMIZED_NAME, now);
   const view = customerView(updated);
   await emit(ctx, 'customer.updated', { customerId: id, customer: view });
-  return view;
+  return { customer: view, at: now };
 }
 
 /**

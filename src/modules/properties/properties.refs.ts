@@ -3,7 +3,7 @@ import { properties } from '../../db/schema/index.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /**
- * A customer is anonymized (customers.service.ts): the personal parts of their properties
+ * A customer is anonymized (src/flows/anonymize-customer.ts): the personal parts of their properties
  * go too (name, address, access notes, gate code, coordinates), in the same transaction;
  * the street reads `placeholder`.
  * The properties module owns the table, so customers ask here.

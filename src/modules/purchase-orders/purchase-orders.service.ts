@@ -1,10 +1,11 @@
-import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import { purchaseOrderLines, purchaseOrders } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
-import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, fromCents, lineAmountCents, toCents } from '../../platform/money.js';
+import { documentLineRows, ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
@@ -51,32 +52,12 @@ function poView(r: PoRow, lines: LineRow[]) {
 }
 type PoView = ReturnType<typeof poView>;
 
-async function linesOf(ctx: Ctx, ids: string[]): Promise<Map<string, LineRow[]>> {
-  const byPo = new Map<string, LineRow[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return byPo;
-  const rows = await ctx.tx
-    .select()
-    .from(purchaseOrderLines)
-    .where(
-      and(eq(purchaseOrderLines.organizationId, ctx.organizationId), inArray(purchaseOrderLines.purchaseOrderId, ids)),
-    )
-    .orderBy(asc(purchaseOrderLines.purchaseOrderId), asc(purchaseOrderLines.position));
-  for (const row of rows) byPo.get(row.purchaseOrderId)?.push(row);
-  return byPo;
-}
-
-const linesOfOne = async (ctx: Ctx, id: string) => (await linesOf(ctx, [id])).get(id) ?? [];
+const poLineRows = documentLineRows(purchaseOrderLines, 'purchaseOrderId');
+const linesOf = poLineRows.of;
+const linesOfOne = poLineRows.ofOne;
 const viewOf = async (ctx: Ctx, row: PoRow) => poView(row, await linesOfOne(ctx, row.id));
 
-const mine = (ctx: Ctx, id: string) =>
-  and(eq(purchaseOrders.organizationId, ctx.organizationId), eq(purchaseOrders.id, id));
-
-async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<PoRow> {
-  const query = ctx.tx.select().from(purchaseOrders).where(mine(ctx, id));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Purchase order');
-  return row;
-}
+const { mine, find: findRow } = ownedRows(purchaseOrders, 'Purchase order');
 
 /** Event data (operations.md §3): id, number, vendor, total, the order in its REST shape. */
 async function emitPo(ctx: Ctx, type: Parameters<typeof emit>[1], view: PoView) {
@@ -214,11 +195,7 @@ export async function updatePurchaseOrder(ctx: Ctx, id: string, patch: UpdatePoI
     .where(mine(ctx, id))
     .returning();
   if (checked) {
-    await ctx.tx
-      .delete(purchaseOrderLines)
-      .where(
-        and(eq(purchaseOrderLines.organizationId, ctx.organizationId), eq(purchaseOrderLines.purchaseOrderId, id)),
-      );
+    await poLineRows.clear(ctx, id);
     await insertLines(ctx, id, checked.lines);
   }
   return viewOf(ctx, updated as PoRow);
