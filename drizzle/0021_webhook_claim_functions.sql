@@ -8,7 +8,11 @@
 -- locks were held and counts each endpoint's deliveries in flight over all workers exactly.
 -- Due endpoints are found by one probe each in webhook_deliveries_endpoint_due_idx (LATERAL
 -- … LIMIT 1: a semi-join would read the whole backlog of every endpoint instead).
-CREATE OR REPLACE FUNCTION webhook_claim(p_limit integer, p_per_endpoint integer, p_lease_ms integer, p_token text)
+-- p_answered: the calling worker's claims whose receiver has already answered but whose
+-- result is not written yet. They are no longer at the receiver, so they do not count
+-- against the cap: the worker keeps sending while its writes are on their way.
+CREATE OR REPLACE FUNCTION webhook_claim(p_limit integer, p_per_endpoint integer, p_lease_ms integer, p_token text,
+                                         p_answered text[])
 RETURNS TABLE (id text, organization_id text, endpoint_id text, event text, body text, attempt_count integer,
                url text, secret_enc text, previous_secret_enc text, previous_valid boolean)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, public, pg_temp AS $$
@@ -30,7 +34,8 @@ BEGIN
           LIMIT 1) due
         WHERE c.active AND (c.paused_until IS NULL OR c.paused_until <= now())
           AND (SELECT count(*) FROM webhook_deliveries f
-               WHERE f.endpoint_id = c.id AND f.claim_token IS NOT NULL AND f.locked_until > now()) < p_per_endpoint
+               WHERE f.endpoint_id = c.id AND f.claim_token IS NOT NULL AND f.locked_until > now()
+                 AND f.id <> ALL(p_answered)) < p_per_endpoint
           AND (c.rate_limit_per_second IS NULL OR least(c.rate_limit_per_second::float8,
                  COALESCE(c.rate_tokens, c.rate_limit_per_second::float8)
                  + c.rate_limit_per_second * extract(epoch FROM now() - COALESCE(c.rate_refilled_at, now()))) >= 1)
@@ -50,7 +55,8 @@ BEGIN
              COALESCE(e.rate_tokens, e.rate_limit_per_second::float8)
              + e.rate_limit_per_second * extract(epoch FROM now() - COALESCE(e.rate_refilled_at, now()))) END AS tokens,
            p_per_endpoint - (SELECT count(*) FROM webhook_deliveries f
-             WHERE f.endpoint_id = e.id AND f.claim_token IS NOT NULL AND f.locked_until > now())::int AS free
+             WHERE f.endpoint_id = e.id AND f.claim_token IS NOT NULL AND f.locked_until > now()
+               AND f.id <> ALL(p_answered))::int AS free
     FROM webhook_endpoints e
     WHERE e.id = ANY(locked) AND e.active AND (e.paused_until IS NULL OR e.paused_until <= now())
   ), room AS (
@@ -135,7 +141,7 @@ END $$;
 CREATE OR REPLACE FUNCTION webhook_record_and_claim(
   p_ids text[], p_tokens text[], p_orgs text[], p_attempt_ids text[], p_attempted_at timestamptz[],
   p_status_codes integer[], p_durations integer[], p_bodies text[],
-  p_limit integer, p_per_endpoint integer, p_lease_ms integer, p_token text)
+  p_limit integer, p_per_endpoint integer, p_lease_ms integer, p_token text, p_answered text[])
 RETURNS TABLE (kind text, id text, organization_id text, endpoint_id text, event text, body text,
                attempt_count integer, url text, secret_enc text, previous_secret_enc text, previous_valid boolean)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, public, pg_temp AS $$
@@ -146,19 +152,19 @@ BEGIN
   FROM webhook_record_successes(p_ids, p_tokens, p_orgs, p_attempt_ids, p_attempted_at, p_status_codes,
                                 p_durations, p_bodies) AS r;
   IF p_limit > 0 THEN
-    RETURN QUERY SELECT 'claimed'::text, c.* FROM webhook_claim(p_limit, p_per_endpoint, p_lease_ms, p_token) AS c;
+    RETURN QUERY SELECT 'claimed'::text, c.* FROM webhook_claim(p_limit, p_per_endpoint, p_lease_ms, p_token, p_answered) AS c;
   END IF;
 END $$;
 --> statement-breakpoint
-REVOKE ALL ON FUNCTION webhook_claim(integer, integer, integer, text),
+REVOKE ALL ON FUNCTION webhook_claim(integer, integer, integer, text, text[]),
   webhook_record_successes(text[], text[], text[], text[], timestamptz[], integer[], integer[], text[]),
   webhook_record_and_claim(text[], text[], text[], text[], timestamptz[], integer[], integer[], text[],
-                           integer, integer, integer, text) FROM PUBLIC;
+                           integer, integer, integer, text, text[]) FROM PUBLIC;
 --> statement-breakpoint
-GRANT EXECUTE ON FUNCTION webhook_claim(integer, integer, integer, text),
+GRANT EXECUTE ON FUNCTION webhook_claim(integer, integer, integer, text, text[]),
   webhook_record_successes(text[], text[], text[], text[], timestamptz[], integer[], integer[], text[]),
   webhook_record_and_claim(text[], text[], text[], text[], timestamptz[], integer[], integer[], text[],
-                           integer, integer, integer, text) TO crm_platform;
+                           integer, integer, integer, text, text[]) TO crm_platform;
 --> statement-breakpoint
 -- Claims walk the endpoints (webhook_deliveries_endpoint_due_idx) since fair claiming; the
 -- global due index is read by nothing and only cost a write per new delivery.

@@ -22,6 +22,8 @@ const LATENCY_RATE_PER_S = 100;
 const NOISY_BACKLOG = 2000;
 const PROBES = 20;
 const PROBE_RATE_PER_S = 10;
+/** The noisy neighbour's receiver answers each request after this long (issue 24's operator check). */
+const NOISY_ANSWER_MS = 2000;
 
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -158,10 +160,10 @@ export const webhooksBench: BenchPart = {
     await worker.stop();
     rcv.reset();
 
-    // Noisy neighbour: another organization's endpoint answers after 200 ms with a backlog of
+    // Noisy neighbour: another organization's endpoint answers after 2 s with a backlog of
     // NOISY_BACKLOG; the first organization's probes, one per transaction, must not wait for it.
     const noisyRcv = createServer((_req, res) => {
-      setTimeout(() => res.writeHead(200).end('ok'), 200);
+      setTimeout(() => res.writeHead(200).end('ok'), NOISY_ANSWER_MS);
     });
     await new Promise<void>((r) => noisyRcv.listen(0, '127.0.0.1', r));
     const noisyUrl = `http://127.0.0.1:${(noisyRcv.address() as AddressInfo).port}/hook`;
@@ -201,11 +203,11 @@ export const webhooksBench: BenchPart = {
       '',
       '| Measure | Service | Baseline (bare undici loop, signed) | Ratio |',
       '|---|---|---|---|',
-      `| Throughput, ${N} deliveries (fan-out + claim + signed POST + attempt log) | ${fmt(svcRate)} /s | ${fmt(baseRate)} /s | ${fmt(ratio(svcRate, baseRate), 2)} (goal ≥ 0.5) |`,
+      `| Throughput, ${N} deliveries (fan-out + claim + signed POST + attempt log) | ${fmt(svcRate)} /s | ${fmt(baseRate)} /s | ${fmt(ratio(svcRate, baseRate), 2)} (goal ≥ 0.6) |`,
       `| (Outbox writes before the run: ${N} events in ${fmt(emitSec, 1)} s, not counted above) | | | |`,
       `| Event → first attempt, p50 (${LATENCY_EVENTS} events at ${LATENCY_RATE_PER_S}/s) | ${fmt(pct(lat, 50))} ms | | goal < 100 ms |`,
       `| Event → first attempt, p99 | ${fmt(pct(lat, 99))} ms | | |`,
-      `| Noisy neighbour: another organization's receiver answers after 200 ms with ${NOISY_BACKLOG} queued; this one's ${PROBES} probes (${PROBE_RATE_PER_S}/s), event → first attempt p50 / p99 (default cap 8 per endpoint) | ${fmt(pct(probeLat, 50))} / ${fmt(pct(probeLat, 99))} ms | | goal p99 < 1000 ms |`,
+      `| Noisy neighbour: another organization's receiver answers after ${fmt(NOISY_ANSWER_MS / 1000)} s with ${NOISY_BACKLOG} queued; this one's ${PROBES} probes (${PROBE_RATE_PER_S}/s), event → first attempt p50 / p99 (default cap 8 per endpoint) | ${fmt(pct(probeLat, 50))} / ${fmt(pct(probeLat, 99))} ms | | goal p99 < 1000 ms |`,
     ].join('\n');
   },
 };

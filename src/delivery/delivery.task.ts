@@ -65,6 +65,8 @@ export class WebhookWorker {
   #sending = 0;
   /** Slots promised to a claim under way (the tick's, or the writer's after a batch). */
   #reserved = 0;
+  /** Claims whose receiver has answered and whose result is not written yet (see ClaimOptions.answered). */
+  readonly #answered = new Set<string>();
   #stopping = false;
   #completedSinceTick = false;
   #wake: () => void = () => {};
@@ -164,7 +166,7 @@ export class WebhookWorker {
   }
 
   #claimOptions(limit: number) {
-    return { limit, leaseMs: this.#leaseMs, perEndpoint: this.#perEndpoint };
+    return { limit, leaseMs: this.#leaseMs, perEndpoint: this.#perEndpoint, answered: [...this.#answered] };
   }
 
   #start(claim: ClaimedDelivery) {
@@ -205,8 +207,14 @@ export class WebhookWorker {
       body: claim.body,
       secrets,
     });
+    this.#answered.add(claim.id);
     sent();
-    const outcome = await this.#record(claim, result);
+    let outcome: RecordOutcome;
+    try {
+      outcome = await this.#record(claim, result);
+    } finally {
+      this.#answered.delete(claim.id);
+    }
     if (outcome.endpointDeactivated && !result.ok) {
       this.#log.warn(
         { endpointId: claim.endpointId },

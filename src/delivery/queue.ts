@@ -35,6 +35,11 @@ export interface ClaimOptions {
    * more than this many requests at once however many workers run.
    */
   perEndpoint: number;
+  /**
+   * The caller's own claims whose receiver has answered but whose result is not written
+   * yet: no longer at the receiver, so they do not count against the cap.
+   */
+  answered?: readonly string[];
 }
 
 /*
@@ -79,7 +84,7 @@ export async function claimDeliveries(
   const token = randomUUID();
   const result = await asPlatformStatement(database, (db) =>
     db.execute(sql`SELECT * FROM webhook_claim(${opts.limit}::int, ${opts.perEndpoint}::int,
-                   ${Math.round(opts.leaseMs)}::int, ${token}::text)`),
+                   ${Math.round(opts.leaseMs)}::int, ${token}::text, ${sql.param([...(opts.answered ?? [])])}::text[])`),
   );
   return rowsOf<Record<string, unknown>>(result).map((r) => claimedOf(r, token));
 }
@@ -234,7 +239,8 @@ export async function recordSuccessesAndClaim(
   const token = randomUUID();
   const res = await asPlatformStatement(database, (db) =>
     db.execute(sql`SELECT * FROM webhook_record_and_claim(${successColumns(items)},
-      ${Math.max(0, opts.limit)}::int, ${opts.perEndpoint}::int, ${Math.round(opts.leaseMs)}::int, ${token}::text)`),
+      ${Math.max(0, opts.limit)}::int, ${opts.perEndpoint}::int, ${Math.round(opts.leaseMs)}::int, ${token}::text,
+      ${sql.param([...(opts.answered ?? [])])}::text[])`),
   );
   const applied = new Set<string>();
   const claimed: ClaimedDelivery[] = [];

@@ -15,6 +15,8 @@ const onPostgres = inject('database').kind === 'postgres';
 describe.skipIf(!onPostgres)('two API processes and two workers behind a round-robin proxy', () => {
   let cleanup: () => Promise<void>;
   const runs: Run[] = [];
+  let env: Record<string, string>;
+  const workers: Run[] = [];
   let proxy: Server;
   let base: string;
   let receiver: Receiver;
@@ -24,7 +26,7 @@ describe.skipIf(!onPostgres)('two API processes and two workers behind a round-r
   beforeAll(async () => {
     const environment = await processEnvironment('multi');
     cleanup = environment.cleanup;
-    const env = {
+    env = {
       ...environment.env,
       RUN_WORKER: 'false',
       DEFAULT_PLAN: 'business',
@@ -38,6 +40,7 @@ describe.skipIf(!onPostgres)('two API processes and two workers behind a round-r
       ...[0, 1].map(async () => {
         const w = run('src/worker.ts', [], { ...env, LOG_LEVEL: 'info' });
         runs.push(w);
+        workers.push(w);
         await waitFor(w, /worker started/);
       }),
     ]);
@@ -119,4 +122,48 @@ describe.skipIf(!onPostgres)('two API processes and two workers behind a round-r
     expect(ids).toHaveLength(N);
     expect(new Set(ids).size).toBe(N);
   }, 120_000);
+
+  it('runs a sweep once: two workers sweeping the same overdue invoices at the same moment make each change and event once', async () => {
+    // The workers of the first test sweep every minute at their own moments: stop them, so the
+    // sweep below is the one two fresh workers both run at once, at start.
+    await Promise.all(workers.splice(0).map((w) => stop(w)));
+    const { cookie } = await signUpWithOrganization(base, 'Sweep Lawn');
+    const asOwner = { cookie };
+    const ep = await call('POST', '/api/webhooks', asOwner, { url: receiver.url, events: ['invoice.overdue'] });
+    expect(ep.status).toBe(201);
+    const customer = await call('POST', '/api/customers', asOwner, { firstName: 'Sweep', lastName: 'Once' });
+    expect(customer.status).toBe(201);
+    // Invoiced and due ten days ago (computed now), then sent: overdue for the next sweep.
+    const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
+    const invoiceIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const inv = await call('POST', '/api/invoices', asOwner, {
+        customerId: customer.json.data.id,
+        invoiceDate: tenDaysAgo,
+        dueDate: tenDaysAgo,
+        lineItems: [{ description: `Mowing ${i}`, quantity: 1, unitPrice: 40 }],
+      });
+      expect(inv.status).toBe(201);
+      expect((await call('POST', `/api/invoices/${inv.json.data.id}/send`, asOwner)).status).toBe(200);
+      invoiceIds.push(inv.json.data.id);
+    }
+
+    // Two workers started together: each runs every task at start, the sweep included.
+    const fresh = [0, 1].map(() => run('src/worker.ts', [], { ...env, LOG_LEVEL: 'info' }));
+    runs.push(...fresh);
+    workers.push(...fresh);
+    await Promise.all(fresh.map((w) => waitFor(w, /worker started/)));
+    const overdueEvents = () => receiver.received.filter((r) => r.headers['x-service-event'] === 'invoice.overdue');
+    while (overdueEvents().length < invoiceIds.length) await new Promise((r) => setTimeout(r, 100));
+    // Graceful stop waits for every task under way: nothing more can come after this.
+    await Promise.all(workers.splice(0).map((w) => stop(w)));
+
+    const swept = overdueEvents().map((r) => JSON.parse(r.body).data.invoiceId as string);
+    expect(swept.sort()).toEqual([...invoiceIds].sort());
+    const deliveries = await call('GET', `/api/webhooks/${ep.json.data.id}/deliveries`, asOwner);
+    expect(deliveries.json.data).toHaveLength(invoiceIds.length);
+    for (const id of invoiceIds) {
+      expect((await call('GET', `/api/invoices/${id}`, asOwner)).json.data.status).toBe('overdue');
+    }
+  }, 180_000);
 });
