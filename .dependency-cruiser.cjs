@@ -111,7 +111,7 @@ module.exports = {
     {
       name: 'flows-are-started-by-routes',
       severity: 'error',
-      comment: 'src/flows/README.md: a flow is started by the routes of the module its URL names (or by another flow); services never call up into a flow.',
+      comment: 'src/flows/README.md: a flow is started by the routes of the module its URL names (or by another flow, or by the worker through the top list src/modules/tasks.ts); services never call up into a flow.',
       from: { path: MODULE, pathNot: '[.]routes[.]ts$' },
       to: { path: '^src/flows/' },
     },

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { convertEstimateToJob } from '../../flows/convert-estimate-to-job.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
@@ -19,7 +20,6 @@ import {
 import {
   approveEstimate,
   convertEstimate,
-  convertEstimateToJob,
   createEstimate,
   declineEstimate,
   deleteEstimate,

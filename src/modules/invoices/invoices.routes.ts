@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { batchInvoices, invoicesFromJobs } from '../../flows/bill-jobs.js';
 import { recordPayment } from '../../flows/record-payment.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 
-import { batchInvoices, invoicesFromJobs } from './invoices.from-jobs.js';
 import {
   BatchInvoicesBody,
   CreateInvoiceBody,

@@ -19,6 +19,8 @@ export interface BillableJob {
   propertyId: string | null;
   scheduledDate: string;
   lineItems: StoredJobLine[];
+  /** The schedule the visit came from (null for a one-off job). */
+  scheduleId: string | null;
 }
 
 const billable = (r: typeof jobs.$inferSelect): BillableJob => ({
@@ -27,6 +29,7 @@ const billable = (r: typeof jobs.$inferSelect): BillableJob => ({
   propertyId: r.propertyId,
   scheduledDate: r.scheduledDate,
   lineItems: r.lineItems,
+  scheduleId: r.scheduleId,
 });
 
 const conflict = (message: string) => new AppError('CONFLICT', message);

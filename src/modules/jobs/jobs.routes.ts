@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { updateJobAndBillVisit } from '../../flows/update-job.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
@@ -17,21 +18,12 @@ import {
   JobListResponse,
   UpdateJobBody,
 } from './jobs.schemas.js';
-import {
-  createJob,
-  deleteJob,
-  getJob,
-  jobCalendar,
-  listJobs,
-  publishJob,
-  setChecklistItem,
-  updateJob,
-} from './jobs.service.js';
+import { createJob, deleteJob, getJob, jobCalendar, listJobs, publishJob, setChecklistItem } from './jobs.service.js';
 import scheduleRoutes from './schedules/schedules.routes.js';
 
 export default async function jobRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database } = app.deps;
+  const { database, config } = app.deps;
   const tags = ['jobs'];
   // Static /api/jobs/schedules paths win over /api/jobs/:id in Fastify's router.
   await scheduleRoutes(fastify);
@@ -149,7 +141,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
           tags,
           summary: 'Partly update a job; a status change follows the transition table and emits events',
           description:
-            'PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes.',
+            'PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes. Completing a visit of a schedule billed per visit makes its invoice in the same request (a draft, or sent when the schedule says autoSend): the answer carries its invoiceId.',
           params: IdParams,
           body: UpdateJobBody,
           response: { 200: JobDetailResponse },
@@ -157,7 +149,9 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
       async (request) => {
         return {
-          data: await inRequestTenant(database.db, request, (ctx) => updateJob(ctx, request.params.id, request.body)),
+          data: await inRequestTenant(database.db, request, (ctx) =>
+            updateJobAndBillVisit(ctx, request.params.id, request.body, { baseUrl: config.baseUrl }),
+          ),
         };
       },
     );
