@@ -49,8 +49,8 @@ describe('from work to cash', () => {
       lines: Array<{ accountCode: string; debit: number; credit: number }>;
     }>;
 
-  async function schedule(customer: string, billing: object, extra: object = {}) {
-    const res = await owner.call('POST', '/api/jobs/schedules', {
+  const postSchedule = (customer: string, billing: object, extra: object = {}) =>
+    owner.call('POST', '/api/jobs/schedules', {
       customerId: customer,
       title: 'Weekly mowing',
       rrule: 'FREQ=DAILY',
@@ -59,6 +59,8 @@ describe('from work to cash', () => {
       billing,
       ...extra,
     });
+  async function schedule(customer: string, billing: object, extra: object = {}) {
+    const res = await postSchedule(customer, billing, extra);
     expect(res.statusCode, res.body).toBe(201);
     return res.json().data.id as string;
   }
@@ -295,14 +297,7 @@ describe('from work to cash', () => {
         { mode: 'installments', count: 6, firstDate: '2027-01-15', every: 'month' },
       ];
       for (const billing of refused) {
-        const res = await owner.call('POST', '/api/jobs/schedules', {
-          customerId: customer,
-          title: 'Season',
-          rrule: 'FREQ=WEEKLY;BYDAY=MO',
-          startDate: todayIn(TZ),
-          lineItems: [line('Season', 1, 150)],
-          billing,
-        });
+        const res = await postSchedule(customer, billing, { rrule: 'FREQ=WEEKLY;BYDAY=MO' });
         expect(res.statusCode, res.body).toBe(400);
         expect(res.json().error.details[0].field).toBe('billing.amounts');
       }
