@@ -114,7 +114,7 @@ module.exports = {
       name: 'modules-never-import-flows',
       severity: 'error',
       comment:
-        'src/flows/README.md: a flow calls several modules, so it stands above them all; the routes that start it receive it from src/modules/index.ts (plugin options, typed by the route module itself) instead of importing it.',
+        'src/flows/README.md: a flow calls several modules, so it stands above them all; the routes that start it receive it from src/modules/index.ts (plugin options, typed by the route module itself), and the worker from the top list src/modules/tasks.ts, instead of importing it.',
       from: { path: MODULE },
       to: { path: '^src/flows/' },
     },

@@ -1,10 +1,7 @@
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase } from '../../src/db/client.js';
-import { customers, jobs } from '../../src/db/schema/index.js';
+import { jobs } from '../../src/db/schema/index.js';
 import { newId } from '../../src/platform/ids.js';
-import { inTenant } from '../../src/platform/tenancy.js';
-import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
+import { withBillingOrg } from '../billing-org.js';
+import { type BenchPart, fmt, ratio } from '../lib.js';
 
 /*
  * Issue 28: batch invoicing on PostgreSQL through the full HTTP stack (inject).
@@ -22,93 +19,68 @@ const LINE = { description: 'Weekly mowing', quantity: 1, unitPrice: 45 };
 
 export const batchInvoicingBench: BenchPart = {
   name: 'batch-invoicing',
-  async run() {
-    const db = await createBenchDatabase('batch');
-    const database = await openDatabase({ databaseUrl: db.url, poolMax: 4 });
-    const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', DATA_DIR: 'memory://' });
-    const app = await buildApp(config, database);
-    try {
-      const signUp = await app.inject({
-        method: 'POST',
-        url: '/api/auth/sign-up/email',
-        payload: { name: 'Bench', email: 'bench-batch@example.com', password: 'correct horse battery' },
-      });
-      const cookie = String(signUp.headers['set-cookie']).split(';')[0] as string;
-      const org = await app.inject({
-        method: 'POST',
-        url: '/api/organizations',
-        headers: { cookie },
-        payload: { name: 'Batch', timezone: 'UTC' },
-      });
-      const organizationId = org.json().data.id as string;
-      const actor = { kind: 'system' as const, id: 'bench', role: 'owner' as const };
-      const customerIds = Array.from({ length: CUSTOMERS }, () => newId('cus'));
-      await inTenant(database.db, organizationId, actor, async (ctx) => {
-        await ctx.tx
-          .insert(customers)
-          .values(customerIds.map((id, i) => ({ id, organizationId, firstName: `Customer ${i}` })));
+  run: () =>
+    withBillingOrg(
+      { label: 'batch', poolMax: 4, customers: CUSTOMERS, timezone: 'UTC' },
+      async ({ organizationId, customerIds, call, seed }) => {
+        await seed(async (ctx) => {
+          for (const month of MONTHS) {
+            const rows = customerIds.flatMap((customerId) =>
+              Array.from({ length: VISITS_PER_CUSTOMER }, (_, v) => {
+                const day = String(v + 1).padStart(2, '0');
+                return {
+                  id: newId('job'),
+                  organizationId,
+                  customerId,
+                  status: 'completed',
+                  scheduledDate: `${month}-${day}`,
+                  completedAt: new Date(`${month}-${day}T15:00:00Z`),
+                  lineItems: [
+                    {
+                      serviceId: null,
+                      description: LINE.description,
+                      quantity: '1',
+                      unitPriceCents: 4500,
+                      taxable: true,
+                      amountCents: 4500,
+                    },
+                  ],
+                  totalCents: 4500,
+                };
+              }),
+            );
+            for (let i = 0; i < rows.length; i += 1000) await ctx.tx.insert(jobs).values(rows.slice(i, i + 1000));
+          }
+        });
+
+        const batchMs: number[] = [];
+        let made = 0;
         for (const month of MONTHS) {
-          const rows = customerIds.flatMap((customerId) =>
-            Array.from({ length: VISITS_PER_CUSTOMER }, (_, v) => {
-              const day = String(v + 1).padStart(2, '0');
-              return {
-                id: newId('job'),
-                organizationId,
-                customerId,
-                status: 'completed',
-                scheduledDate: `${month}-${day}`,
-                completedAt: new Date(`${month}-${day}T15:00:00Z`),
-                lineItems: [
-                  {
-                    serviceId: null,
-                    description: LINE.description,
-                    quantity: '1',
-                    unitPriceCents: 4500,
-                    taxable: true,
-                    amountCents: 4500,
-                  },
-                ],
-                totalCents: 4500,
-              };
-            }),
-          );
-          for (let i = 0; i < rows.length; i += 1000) await ctx.tx.insert(jobs).values(rows.slice(i, i + 1000));
+          const started = performance.now();
+          const res = await call('POST', '/api/invoices/batch', { from: `${month}-01`, to: `${month}-28` });
+          batchMs.push(performance.now() - started);
+          if (res.statusCode !== 201) throw new Error(`batch answered ${res.statusCode}: ${res.body}`);
+          made = res.json().data.invoices.length;
         }
-      });
-      const call = (url: string, payload: object) => app.inject({ method: 'POST', url, headers: { cookie }, payload });
+        const p50 = [...batchMs].sort((a, b) => a - b)[1] as number;
 
-      const batchMs: number[] = [];
-      let made = 0;
-      for (const month of MONTHS) {
+        const lineItems = Array.from({ length: VISITS_PER_CUSTOMER }, () => LINE);
         const started = performance.now();
-        const res = await call('/api/invoices/batch', { from: `${month}-01`, to: `${month}-28` });
-        batchMs.push(performance.now() - started);
-        if (res.statusCode !== 201) throw new Error(`batch answered ${res.statusCode}: ${res.body}`);
-        made = res.json().data.invoices.length;
-      }
-      const p50 = [...batchMs].sort((a, b) => a - b)[1] as number;
-
-      const lineItems = Array.from({ length: VISITS_PER_CUSTOMER }, () => LINE);
-      const started = performance.now();
-      for (const customerId of customerIds) {
-        const res = await call('/api/invoices', { customerId, lineItems });
-        if (res.statusCode !== 201) throw new Error(`create answered ${res.statusCode}`);
-      }
-      const oneByOneMs = performance.now() - started;
-      return [
-        '## batch invoicing (PostgreSQL, inject)',
-        '',
-        `${fmt(CUSTOMERS * VISITS_PER_CUSTOMER)} completed visits of ${fmt(CUSTOMERS)} customers per month; the batch made ${made} invoices per run.`,
-        '',
-        '| Operation | time | ratio (one by one / batch) |',
-        '|---|---|---|',
-        `| POST /api/invoices/batch, one month (p50 of ${MONTHS.length}: ${batchMs.map((m) => fmt(m)).join(', ')} ms) | ${fmt(p50)} ms | ${fmt(ratio(oneByOneMs, p50), 2)} |`,
-        `| ${CUSTOMERS} × POST /api/invoices (10 lines each), one after the other (baseline) | ${fmt(oneByOneMs)} ms | 1.00 |`,
-      ].join('\n');
-    } finally {
-      await app.close();
-      await database.close();
-      await db.drop();
-    }
-  },
+        for (const customerId of customerIds) {
+          const res = await call('POST', '/api/invoices', { customerId, lineItems });
+          if (res.statusCode !== 201) throw new Error(`create answered ${res.statusCode}`);
+        }
+        const oneByOneMs = performance.now() - started;
+        return [
+          '## batch invoicing (PostgreSQL, inject)',
+          '',
+          `${fmt(CUSTOMERS * VISITS_PER_CUSTOMER)} completed visits of ${fmt(CUSTOMERS)} customers per month; the batch made ${made} invoices per run.`,
+          '',
+          '| Operation | time | ratio (one by one / batch) |',
+          '|---|---|---|',
+          `| POST /api/invoices/batch, one month (p50 of ${MONTHS.length}: ${batchMs.map((m) => fmt(m)).join(', ')} ms) | ${fmt(p50)} ms | ${fmt(ratio(oneByOneMs, p50), 2)} |`,
+          `| ${CUSTOMERS} × POST /api/invoices (10 lines each), one after the other (baseline) | ${fmt(oneByOneMs)} ms | 1.00 |`,
+        ].join('\n');
+      },
+    ),
 };

@@ -1,10 +1,5 @@
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase } from '../../src/db/client.js';
-import { customers } from '../../src/db/schema/index.js';
-import { newId } from '../../src/platform/ids.js';
-import { inTenant } from '../../src/platform/tenancy.js';
-import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
+import { withBillingOrg } from '../billing-org.js';
+import { type BenchPart, fmt, ratio } from '../lib.js';
 
 /*
  * Billing on PostgreSQL, through the full HTTP stack (inject): creating invoices
@@ -28,31 +23,9 @@ async function rate(total: number, op: (i: number) => Promise<unknown>): Promise
 
 export const billingBench: BenchPart = {
   name: 'billing',
-  async run() {
-    const db = await createBenchDatabase('billing');
-    const database = await openDatabase({ databaseUrl: db.url, poolMax: CONCURRENCY });
-    const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', DATA_DIR: 'memory://' });
-    const app = await buildApp(config, database);
-    try {
-      const signUp = await app.inject({
-        method: 'POST',
-        url: '/api/auth/sign-up/email',
-        payload: { name: 'Bench', email: 'bench@example.com', password: 'correct horse battery' },
-      });
-      const cookie = String(signUp.headers['set-cookie']).split(';')[0] as string;
-      const org = await app.inject({
-        method: 'POST',
-        url: '/api/organizations',
-        headers: { cookie },
-        payload: { name: 'B' },
-      });
-      const organizationId = org.json().data.id as string;
-      const customerId = newId('cus');
-      await inTenant(database.db, organizationId, { kind: 'system', id: 'bench', role: 'owner' }, (ctx) =>
-        ctx.tx.insert(customers).values({ id: customerId, organizationId, firstName: 'Pat' }),
-      );
-      const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
-        app.inject({ method, url, headers: { cookie }, ...(payload ? { payload } : {}) });
+  run: () =>
+    withBillingOrg({ label: 'billing', poolMax: CONCURRENCY, customers: 1 }, async ({ call, customerIds }) => {
+      const [customerId] = customerIds;
       const body = {
         customerId,
         lineItems: [
@@ -84,10 +57,5 @@ export const billingBench: BenchPart = {
         '',
         `Payments recorded: ${last.payments.length} of ${n}, amountPaid ${last.amountPaid} (must equal the count).`,
       ].join('\n');
-    } finally {
-      await app.close();
-      await database.close();
-      await db.drop();
-    }
-  },
+    }),
 };

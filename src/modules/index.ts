@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { anonymizeCustomer } from '../flows/anonymize-customer.js';
+import { batchInvoices, invoicesFromJobs } from '../flows/bill-jobs.js';
 import { billPurchaseOrder } from '../flows/bill-purchase-order.js';
 import { billStorm } from '../flows/bill-storm.js';
 import { convertEstimate } from '../flows/convert-estimate.js';
+import { convertEstimateToJob } from '../flows/convert-estimate-to-job.js';
 import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
+import { updateJobAndBillVisit } from '../flows/update-job.js';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
 import billPaymentRoutes from './bill-payments/bill-payments.routes.js';
@@ -51,10 +54,10 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   (app) => customerRoutes(app, { flows: { anonymizeCustomer } }),
   propertyRoutes,
   serviceRoutes,
-  (app) => invoiceRoutes(app, { flows: { recordPayment } }),
+  (app) => invoiceRoutes(app, { flows: { recordPayment, invoicesFromJobs, batchInvoices } }),
   (app) => paymentRoutes(app, { flows: { refundPayment } }),
-  (app) => estimateRoutes(app, { flows: { convertEstimate } }),
-  jobRoutes,
+  (app) => estimateRoutes(app, { flows: { convertEstimate, convertEstimateToJob } }),
+  (app) => jobRoutes(app, { flows: { updateJobAndBillVisit } }),
   contractTemplateRoutes,
   contractRoutes,
   crewTrackingRoutes,

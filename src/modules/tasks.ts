@@ -1,5 +1,6 @@
 import type { WorkerTask } from '../background/runner.js';
 import { createWebhookTask } from '../delivery/delivery.task.js';
+import { scheduleBillingTask } from '../flows/bill-schedules.js';
 import { billPaymentTask } from './bill-payments/bill-payments.tasks.js';
 import { contractLifecycleTask } from './contracts/contracts.lifecycle.js';
 import { crewTrackingTasks } from './crew-tracking/locations.tasks.js';
@@ -30,5 +31,6 @@ export const workerTasks: WorkerTask[] = [
   createMailTask(pdfSources),
   scheduleHorizonTask,
   visitReminderTask,
+  scheduleBillingTask,
   ...paymentTasks,
 ];

@@ -1,7 +1,7 @@
 import { and, count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invoices, jobs } from '../../src/db/schema/index.js';
-import { billCompletedVisit, billPreviousMonth, previousMonth } from '../../src/modules/invoices/invoices.from-jobs.js';
+import { billCompletedVisit, billPreviousMonth, previousMonth } from '../../src/flows/bill-jobs.js';
 import {
   billDueInstallments,
   billInstallment,

@@ -1621,7 +1621,7 @@ export interface paths {
         get: operations["getJob"];
         /**
          * Partly update a job; a status change follows the transition table and emits events
-         * @description PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes.
+         * @description PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes. Completing a visit of a schedule billed per visit makes its invoice in the same request (a draft, or sent when the schedule says autoSend): the answer carries its invoiceId.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -1638,7 +1638,7 @@ export interface paths {
         head?: never;
         /**
          * Partly update a job; a status change follows the transition table and emits events
-         * @description PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes.
+         * @description PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes. Completing a visit of a schedule billed per visit makes its invoice in the same request (a draft, or sent when the schedule says autoSend): the answer carries its invoiceId.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -14112,11 +14112,13 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Checked as POST /api/jobs checks a job: another organization’s crew or member → 400 naming it */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "scheduledDate": "2026-04-20"
+                 *       "scheduledDate": "2026-04-20",
+                 *       "startTime": "08:30"
                  *     }
                  */
                 "application/json": {
@@ -14126,8 +14128,15 @@ export interface operations {
                      * @example 2026-03-01T02:00:00Z
                      */
                     scheduledDate: string;
+                    /**
+                     * @description Local start time, HH:mm (24 h) in the organization’s timezone
+                     * @example 08:00
+                     */
+                    startTime?: string;
                     /** @description Team member user ids (GET /api/members → userId) */
                     assignedTo?: string[];
+                    /** @description A crew (GET /api/crew-tracking/crews) */
+                    crewId?: string;
                 };
             };
         };

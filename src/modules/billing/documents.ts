@@ -1,4 +1,4 @@
-import { type AnyColumn, and, asc, eq, getTableColumns, inArray, lt, type SQL, type Table } from 'drizzle-orm';
+import { type AnyColumn, and, asc, eq, getTableColumns, inArray, lt, type SQL, sql, type Table } from 'drizzle-orm';
 import type { estimateLineItems, estimates, invoiceLineItems, invoices } from '../../db/schema/index.js';
 import { invalidState, notFound } from '../../platform/errors.js';
 import type { CatalogEvent } from '../../platform/events/catalog.js';
@@ -172,21 +172,33 @@ export function documentLines<T extends LineTable, K extends 'invoiceId' | 'esti
     for (const row of rows) byDocument.get((row as Record<K, string>)[parent])?.push(row);
     return byDocument;
   };
-  /** The lines of several new documents in one insert. */
+  /**
+   * The lines of several new documents in one statement whatever their number: the
+   * rows travel as one JSON parameter (a batch of hundreds of invoices has thousands of
+   * lines; as bind parameters they would need chunks and cost more to encode than to insert).
+   */
   const insertMany = async (ctx: Ctx, documents: Array<{ documentId: string; priced: PricedDocument }>) => {
     const rows = documents.flatMap(({ documentId, priced }) =>
-      lineRows(priced.lines).map(
-        (l) =>
-          ({
-            ...l,
-            id: newId('lin'),
-            organizationId: ctx.organizationId,
-            [parent]: documentId,
-          }) as typeof invoiceLineItems.$inferInsert,
-      ),
+      lineRows(priced.lines).map((l) => ({
+        id: newId('lin'),
+        document_id: documentId,
+        position: l.position,
+        service_id: l.serviceId,
+        description: l.description,
+        quantity: l.quantity,
+        unit_price_cents: l.unitPriceCents,
+        taxable: l.taxable,
+        amount_cents: l.amountCents,
+      })),
     );
-    // Chunks keep each statement well under PostgreSQL's 65,535 bind parameters.
-    for (let i = 0; i < rows.length; i += 2000) await ctx.tx.insert(t).values(rows.slice(i, i + 2000));
+    if (rows.length === 0) return;
+    await ctx.tx.execute(sql`INSERT INTO ${t}
+        (id, organization_id, ${sql.identifier(parentColumn.name)}, position, service_id, description, quantity,
+         unit_price_cents, taxable, amount_cents)
+      SELECT r.id, ${ctx.organizationId}, r.document_id, r.position, r.service_id, r.description, r.quantity,
+             r.unit_price_cents, r.taxable, r.amount_cents
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, document_id text, position int,
+        service_id text, description text, quantity numeric, unit_price_cents bigint, taxable boolean, amount_cents bigint)`);
   };
   const insert = (ctx: Ctx, documentId: string, priced: PricedDocument) => insertMany(ctx, [{ documentId, priced }]);
   return {

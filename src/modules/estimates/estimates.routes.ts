@@ -1,4 +1,4 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Static, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
@@ -6,6 +6,7 @@ import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 import type { InvoiceDetailView } from '../invoices/invoices.service.js';
+import type { createPricedJob } from '../jobs/jobs.service.js';
 
 import {
   ConvertedEstimateResponse,
@@ -20,7 +21,6 @@ import {
 } from './estimates.schemas.js';
 import {
   approveEstimate,
-  convertEstimateToJob,
   createEstimate,
   declineEstimate,
   deleteEstimate,
@@ -38,6 +38,11 @@ import {
  */
 export interface EstimateFlows {
   convertEstimate(ctx: Ctx, id: string): Promise<{ estimate: EstimateView; invoice: InvoiceDetailView }>;
+  convertEstimateToJob(
+    ctx: Ctx,
+    id: string,
+    input: Static<typeof ConvertToJobBody>,
+  ): Promise<{ estimate: EstimateView; job: Awaited<ReturnType<typeof createPricedJob>> }>;
 }
 
 export default async function estimateRoutes(fastify: FastifyInstance, { flows }: { flows: EstimateFlows }) {
@@ -241,7 +246,7 @@ export default async function estimateRoutes(fastify: FastifyInstance, { flows }
     },
     async (request, reply) => {
       const data = await inRequestTenant(database.db, request, (ctx) =>
-        convertEstimateToJob(ctx, request.params.id, request.body),
+        flows.convertEstimateToJob(ctx, request.params.id, request.body),
       );
       return reply.code(201).send({ data });
     },

@@ -5,7 +5,7 @@ import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platfor
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
-import { JobDetail } from '../jobs/jobs.schemas.js';
+import { JobDetail, StartTime } from '../jobs/jobs.schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { ESTIMATE_STATUSES } from './estimates.transitions.js';
 
@@ -107,6 +107,7 @@ export const ConvertedToJob = Type.Object({ estimate: Estimate, job: JobDetail }
 export const ConvertToJobBody = Type.Object(
   {
     scheduledDate: CalendarDateIn('Required: the day the job is scheduled for'),
+    startTime: Type.Optional(StartTime()),
     assignedTo: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
         maxItems: 50,
@@ -114,8 +115,15 @@ export const ConvertToJobBody = Type.Object(
         description: 'Team member user ids (GET /api/members → userId)',
       }),
     ),
+    crewId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'A crew (GET /api/crew-tracking/crews)' }),
+    ),
   },
-  { additionalProperties: false, examples: [{ scheduledDate: '2026-04-20' }] },
+  {
+    additionalProperties: false,
+    examples: [{ scheduledDate: '2026-04-20', startTime: '08:30' }],
+    description: 'Checked as POST /api/jobs checks a job: another organization’s crew or member → 400 naming it',
+  },
 );
 
 export const CreateEstimateBody = createDocumentBody(

@@ -26,8 +26,6 @@ import {
 } from '../billing/documents.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import type { SendDeps } from '../invoices/invoices.service.js';
-import { settledJobLines } from '../jobs/jobs.lines.js';
-import { createPricedJob } from '../jobs/jobs.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
 import { recordPortalView } from '../portal/portal.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
@@ -222,34 +220,28 @@ export async function markConverted(ctx: Ctx, id: string, invoiceId: string): Pr
 const jobAlready = (row: EstimateRow) =>
   new AppError('CONFLICT', `Estimate ${row.estimateNumber} was already converted to job ${row.jobId}; bill the job`);
 
-/**
- * An approved estimate becomes a job (operations.md §9) with its lines at their
- * approved prices, its customer, property and notes; the estimate records `jobId` and
- * stays approved. A second conversion (or one racing this one: the row is locked) is
- * 409 CONFLICT; any other status is 409 INVALID_STATE from the state machine.
+/*
+ * An approved estimate becomes a job (operations.md §9): the flow
+ * flows/convert-estimate-to-job.ts locks and checks the estimate here, has the jobs
+ * module make the job, and records it here. The estimate stays approved.
  */
-export async function convertEstimateToJob(
-  ctx: Ctx,
-  id: string,
-  input: { scheduledDate: string; assignedTo?: string[] | undefined },
-) {
+
+/**
+ * The estimate a job is about to be made from, locked (a racing conversion waits and
+ * then sees jobId): its row and its lines at their approved prices. Already converted
+ * to a job → 409 CONFLICT; not approved → 409 INVALID_STATE from the state machine.
+ */
+export async function estimateForJob(ctx: Ctx, id: string) {
   const row = await findRow(ctx, id, true);
   if (row.jobId) throw jobAlready(row);
   take(estimateMachine, row.status as EstimateStatus, 'convert_to_job');
-  const lines = await estimateLines.stored(ctx, id);
-  const job = await createPricedJob(
-    ctx,
-    {
-      customerId: row.customerId,
-      propertyId: row.propertyId ?? undefined,
-      scheduledDate: input.scheduledDate,
-      assignedTo: input.assignedTo,
-      notes: row.notes ?? undefined,
-    },
-    settledJobLines(lines),
-  );
-  const { row: updated } = await estimateRows.move(ctx, id, 'convert_to_job', { jobId: job.id });
-  return { estimate: await viewOf(ctx, updated), job };
+  return { estimate: row, lines: await estimateLines.stored(ctx, id) };
+}
+
+/** Records the job made from the estimate (locked by estimateForJob in this transaction). */
+export async function recordEstimateJob(ctx: Ctx, id: string, jobId: string): Promise<EstimateView> {
+  const { row } = await estimateRows.move(ctx, id, 'convert_to_job', { jobId });
+  return viewOf(ctx, row);
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Ctx } from '../../platform/tenancy.js';
 import { finish, taxRateFor } from '../billing/line-items.js';
 import { requireCustomer } from '../customers/customers.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
+import { claimBillingKeys, recordBillingKeys } from './invoices.billing-keys.js';
 import { getInvoice, type InvoiceDetailView, insertInvoice, type SendDeps, sendInvoice } from './invoices.service.js';
 
 /*
@@ -106,13 +107,8 @@ export async function billInstallment(
   bill: InstallmentBill,
   deps: SendDeps,
 ): Promise<{ created: boolean; invoice: InvoiceDetailView | null }> {
-  const claimed = await ctx.tx
-    .insert(invoiceBillingKeys)
-    .values({ organizationId: ctx.organizationId, key: bill.key })
-    .onConflictDoNothing()
-    .returning({ key: invoiceBillingKeys.key });
-  const byKey = and(eq(invoiceBillingKeys.organizationId, ctx.organizationId), eq(invoiceBillingKeys.key, bill.key));
-  if (claimed.length === 0) {
+  if (!(await claimBillingKeys(ctx, [bill.key])).has(bill.key)) {
+    const byKey = and(eq(invoiceBillingKeys.organizationId, ctx.organizationId), eq(invoiceBillingKeys.key, bill.key));
     const [made] = await ctx.tx.select().from(invoiceBillingKeys).where(byKey);
     return { created: false, invoice: made?.invoiceId ? await getInvoice(ctx, made.invoiceId) : null };
   }
@@ -140,7 +136,7 @@ export async function billInstallment(
     estimateId: null,
     priced,
   });
-  await ctx.tx.update(invoiceBillingKeys).set({ invoiceId: invoice.id }).where(byKey);
+  await recordBillingKeys(ctx, [{ key: bill.key, invoiceId: invoice.id }]);
   if (bill.send) {
     await sendInvoice(ctx, invoice.id, deps);
     invoice = await getInvoice(ctx, invoice.id);

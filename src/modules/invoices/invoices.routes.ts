@@ -6,7 +6,6 @@ import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 
-import { batchInvoices, invoicesFromJobs } from './invoices.from-jobs.js';
 import {
   BatchInvoicesBody,
   CreateInvoiceBody,
@@ -26,6 +25,7 @@ import {
   type InvoiceDetailView,
   invoicePdf,
   listInvoices,
+  type SendDeps,
   sendInvoice,
   updateInvoice,
   voidInvoice,
@@ -38,6 +38,13 @@ import {
  */
 export interface InvoiceFlows {
   recordPayment(ctx: Ctx, invoiceId: string, input: Static<typeof PaymentBody>): Promise<InvoiceDetailView>;
+  invoicesFromJobs(
+    ctx: Ctx,
+    jobIds: string[],
+    opts: { send?: boolean | undefined },
+    deps: SendDeps,
+  ): Promise<InvoiceDetailView[]>;
+  batchInvoices(ctx: Ctx, input: Static<typeof BatchInvoicesBody>, deps: SendDeps): Promise<InvoiceDetailView[]>;
 }
 
 export default async function invoiceRoutes(fastify: FastifyInstance, { flows }: { flows: InvoiceFlows }) {
@@ -256,7 +263,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance, { flows }:
     async (request, reply) => {
       const deps = { baseUrl: config.baseUrl };
       const invoices = await inRequestTenant(database.db, request, (ctx) =>
-        invoicesFromJobs(ctx, request.body.jobIds, { send: request.body.send }, deps),
+        flows.invoicesFromJobs(ctx, request.body.jobIds, { send: request.body.send }, deps),
       );
       return reply.code(201).send({ data: { invoices } });
     },
@@ -276,7 +283,9 @@ export default async function invoiceRoutes(fastify: FastifyInstance, { flows }:
     },
     async (request, reply) => {
       const deps = { baseUrl: config.baseUrl };
-      const invoices = await inRequestTenant(database.db, request, (ctx) => batchInvoices(ctx, request.body, deps));
+      const invoices = await inRequestTenant(database.db, request, (ctx) =>
+        flows.batchInvoices(ctx, request.body, deps),
+      );
       return reply.code(201).send({ data: { invoices } });
     },
   );

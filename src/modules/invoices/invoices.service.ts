@@ -2,7 +2,7 @@ import { and, asc, eq, gte, lte } from 'drizzle-orm';
 import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
-import { emit } from '../../platform/events/outbox.js';
+import { emit, emitMany } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import type { Page } from '../../platform/pagination.js';
@@ -172,8 +172,8 @@ export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceD
 /**
  * Several validated invoices at once (billing the work): what insertInvoice does for
  * each (numbers, draft rows with their totals, lines, invoice.created), with the
- * numbers taken in one step of the counter and the rows and lines written in one
- * insert each, so a batch of hundreds costs a few statements, not hundreds.
+ * numbers taken in one step of the counter, the rows and lines written in one
+ * insert each and the events in one, so a batch of hundreds costs a few statements, not hundreds.
  */
 export async function insertInvoices(ctx: Ctx, docs: NewInvoice[]): Promise<InvoiceDetailView[]> {
   if (docs.length === 0) return [];
@@ -204,13 +204,12 @@ export async function insertInvoices(ctx: Ctx, docs: NewInvoice[]): Promise<Invo
     values.map((v) => v.id),
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const details: InvoiceDetailView[] = [];
-  for (const v of values) {
-    // A new draft has no payments and no mail yet.
-    const detail = { ...invoiceView(byId.get(v.id) as InvoiceRow, lines.get(v.id) ?? [], null), payments: [] };
-    await emit(ctx, 'invoice.created', eventData(detail));
-    details.push(detail);
-  }
+  // A new draft has no payments and no mail yet.
+  const details = values.map((v) => ({
+    ...invoiceView(byId.get(v.id) as InvoiceRow, lines.get(v.id) ?? [], null),
+    payments: [],
+  }));
+  await emitMany(ctx, 'invoice.created', details.map(eventData));
   return details;
 }
 

@@ -19,6 +19,8 @@ export interface BillableJob {
   propertyId: string | null;
   scheduledDate: string;
   lineItems: StoredJobLine[];
+  /** The schedule the visit came from (null for a one-off job). */
+  scheduleId: string | null;
 }
 
 const billable = (r: typeof jobs.$inferSelect): BillableJob => ({
@@ -27,6 +29,7 @@ const billable = (r: typeof jobs.$inferSelect): BillableJob => ({
   propertyId: r.propertyId,
   scheduledDate: r.scheduledDate,
   lineItems: r.lineItems,
+  scheduleId: r.scheduleId,
 });
 
 const conflict = (message: string) => new AppError('CONFLICT', message);
@@ -105,33 +108,24 @@ export async function markJobsBilled(
 ): Promise<void> {
   const pairs = bills.flatMap((b) => b.jobIds.map((jobId) => ({ jobId, invoice: b.invoice })));
   if (pairs.length === 0) return;
-  const now = new Date();
-  // One statement per chunk (two parameters a job), not one per invoice.
-  for (let i = 0; i < pairs.length; i += 5000) {
-    const chunk = pairs.slice(i, i + 5000);
-    const values = sql.join(
-      chunk.map((p) => sql`(${p.jobId}, ${p.invoice.id})`),
-      sql`, `,
-    );
-    const marked = rowsOf<{ id: string }>(
-      await ctx.tx.execute(sql`UPDATE ${jobs} SET invoice_id = v.invoice_id, updated_at = ${now.toISOString()}::timestamptz
-        FROM (VALUES ${values}) AS v(job_id, invoice_id)
-        WHERE ${jobs.organizationId} = ${ctx.organizationId} AND ${jobs.id} = v.job_id AND ${jobs.invoiceId} IS NULL
-        RETURNING ${jobs.id}`),
-    );
-    if (marked.length !== chunk.length) {
-      throw conflict('A job was billed by another request meanwhile; nothing was billed');
-    }
+  const now = new Date().toISOString();
+  const jobIds = sql.param(pairs.map((p) => p.jobId));
+  // One statement for all the marks and one for all the activity entries, whatever the
+  // number of jobs: the values travel as arrays (a few parameters, not a few per job).
+  const marked = rowsOf<{ id: string }>(
+    await ctx.tx.execute(sql`UPDATE ${jobs} SET invoice_id = v.invoice_id, updated_at = ${now}::timestamptz
+      FROM unnest(${jobIds}::text[], ${sql.param(pairs.map((p) => p.invoice.id))}::text[]) AS v(job_id, invoice_id)
+      WHERE ${jobs.organizationId} = ${ctx.organizationId} AND ${jobs.id} = v.job_id AND ${jobs.invoiceId} IS NULL
+      RETURNING ${jobs.id}`),
+  );
+  if (marked.length !== pairs.length) {
+    throw conflict('A job was billed by another request meanwhile; nothing was billed');
   }
   const actorId = ctx.actor.kind === 'portal' ? null : ctx.actor.id;
-  const activity = pairs.map((p, i) => ({
-    id: newId('jac'),
-    organizationId: ctx.organizationId,
-    jobId: p.jobId,
-    type: 'invoiced',
-    message: `Billed on invoice ${p.invoice.invoiceNumber}`,
-    actorId,
-    createdAt: new Date(now.getTime() + i),
-  }));
-  for (let i = 0; i < activity.length; i += 2000) await ctx.tx.insert(jobActivity).values(activity.slice(i, i + 2000));
+  await ctx.tx.execute(sql`INSERT INTO ${jobActivity} (id, organization_id, job_id, type, message, actor_id, created_at)
+    SELECT a.id, ${ctx.organizationId}, a.job_id, 'invoiced', a.message, ${actorId},
+           ${now}::timestamptz + (a.n - 1) * interval '1 microsecond'
+    FROM unnest(${sql.param(pairs.map(() => newId('jac')))}::text[], ${jobIds}::text[],
+                ${sql.param(pairs.map((p) => `Billed on invoice ${p.invoice.invoiceNumber}`))}::text[])
+      WITH ORDINALITY AS a(id, job_id, message, n)`);
 }

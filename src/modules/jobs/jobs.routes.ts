@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
+import type { SendDeps } from '../invoices/invoices.service.js';
 import { applyDayRoute, dayRoute } from './jobs.route.js';
 import {
   CalendarQuery,
@@ -25,13 +27,26 @@ import {
   listJobs,
   publishJob,
   setChecklistItem,
-  updateJob,
+  type UpdateJobInput,
 } from './jobs.service.js';
 import scheduleRoutes from './schedules/schedules.routes.js';
 
-export default async function jobRoutes(fastify: FastifyInstance) {
+/**
+ * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
+ * module never imports the layer above it.
+ */
+export interface JobFlows {
+  updateJobAndBillVisit(
+    ctx: Ctx,
+    id: string,
+    input: UpdateJobInput,
+    deps: SendDeps,
+  ): Promise<Awaited<ReturnType<typeof getJob>>>;
+}
+
+export default async function jobRoutes(fastify: FastifyInstance, { flows }: { flows: JobFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { database } = app.deps;
+  const { database, config } = app.deps;
   const tags = ['jobs'];
   // Static /api/jobs/schedules paths win over /api/jobs/:id in Fastify's router.
   await scheduleRoutes(fastify);
@@ -149,7 +164,7 @@ export default async function jobRoutes(fastify: FastifyInstance) {
           tags,
           summary: 'Partly update a job; a status change follows the transition table and emits events',
           description:
-            'PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes.',
+            'PUT and PATCH behave the same. A transition not in the table is refused with 409 INVALID_STATE and nothing changes. Completing a visit of a schedule billed per visit makes its invoice in the same request (a draft, or sent when the schedule says autoSend): the answer carries its invoiceId.',
           params: IdParams,
           body: UpdateJobBody,
           response: { 200: JobDetailResponse },
@@ -157,7 +172,9 @@ export default async function jobRoutes(fastify: FastifyInstance) {
       },
       async (request) => {
         return {
-          data: await inRequestTenant(database.db, request, (ctx) => updateJob(ctx, request.params.id, request.body)),
+          data: await inRequestTenant(database.db, request, (ctx) =>
+            flows.updateJobAndBillVisit(ctx, request.params.id, request.body, { baseUrl: config.baseUrl }),
+          ),
         };
       },
     );

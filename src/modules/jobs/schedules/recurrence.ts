@@ -32,6 +32,8 @@ export interface Recurrence {
   next(n: number, from: string): string[];
   /** Whether `date` is an occurrence. */
   includes(date: string): boolean;
+  /** How many occurrences there are in all; null when the rule never ends (no COUNT, UNTIL or endDate). */
+  total(): number | null;
 }
 
 function checkList(field: string, part: string, value: string, ok: (v: string) => boolean) {
@@ -158,5 +160,6 @@ export function recurrence(rule: string, startDate: string, endDate: string | nu
       return out;
     },
     includes: (date) => rule$.between(toUtc(date), toUtc(date), true).length > 0,
+    total: () => (last !== null || parts.COUNT ? rule$.all().length : null),
   };
 }

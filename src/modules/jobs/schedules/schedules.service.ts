@@ -16,6 +16,7 @@ import { getOrgSettings } from '../../settings/settings.service.js';
 import { emitTransition, getJob, requireMembers } from '../jobs.service.js';
 import { type JobStatus, jobMachine } from '../jobs.states.js';
 import { type Recurrence, recurrence } from './recurrence.js';
+import { checkInstallmentTotal } from './schedules.billing.js';
 import { type ScheduleStatus, type ScheduleTrigger, scheduleMachine } from './schedules.states.js';
 import { makeVisits, removeVisits, rewriteVisits } from './schedules.visits.js';
 
@@ -192,6 +193,14 @@ export async function createSchedule(ctx: Ctx, body: CreateScheduleInput) {
   if (input.crewId !== undefined) await requireCrew(ctx, input.crewId);
   const lineItems = await priceScheduleLines(ctx, input.lineItems ?? []);
   const billing = await checkBilling(ctx, input.billing);
+  await checkInstallmentTotal(ctx, {
+    billing,
+    contractId: input.contractId ?? null,
+    lineItems,
+    rrule: input.rrule,
+    startDate: input.startDate,
+    endDate: input.endDate ?? null,
+  });
 
   // A contract's schedule waits, paused, until the contract is active.
   const status: ScheduleStatus = contract && contract.status !== 'active' ? 'paused' : 'active';
@@ -324,6 +333,21 @@ export async function updateSchedule(ctx: Ctx, id: string, body: UpdateScheduleI
   }
   patch.rrule = rrule;
   patch.endDate = endDate;
+  if (
+    input.billing !== undefined ||
+    input.lineItems !== undefined ||
+    input.rrule !== undefined ||
+    input.endDate !== undefined
+  ) {
+    await checkInstallmentTotal(ctx, {
+      billing: patch.billing ?? current.billing,
+      contractId: current.contractId,
+      lineItems: patch.lineItems ?? current.lineItems,
+      rrule,
+      startDate: current.startDate,
+      endDate,
+    });
+  }
   const updated = await saveSchedule(ctx, id, patch);
 
   const visits: VisitChanges = { updated: 0, added: 0, removed: 0 };

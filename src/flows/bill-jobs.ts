@@ -1,17 +1,23 @@
-import { addDays, startOfDayIn, today } from '../../platform/dates.js';
-import { invalidField } from '../../platform/errors.js';
-import type { Ctx } from '../../platform/tenancy.js';
-import { finish, storedToPriced, taxRateFor } from '../billing/line-items.js';
-import { type CustomerRow, requireCustomers } from '../customers/customers.refs.js';
+import { finish, storedToPriced, taxRateFor } from '../modules/billing/line-items.js';
+import { type CustomerRow, requireCustomers } from '../modules/customers/customers.refs.js';
+import {
+  getInvoice,
+  type InvoiceDetailView,
+  insertInvoices,
+  type SendDeps,
+  sendInvoice,
+} from '../modules/invoices/invoices.service.js';
 import {
   type BillableJob,
   lockJobsToBill,
   lockUnbilledJobs,
   markJobsBilled,
   type UnbilledQuery,
-} from '../jobs/jobs.billing.js';
-import { getOrgSettings } from '../settings/settings.service.js';
-import { getInvoice, type InvoiceDetailView, insertInvoices, type SendDeps, sendInvoice } from './invoices.service.js';
+} from '../modules/jobs/jobs.billing.js';
+import { getOrgSettings } from '../modules/settings/settings.service.js';
+import { addDays, startOfDayIn, today } from '../platform/dates.js';
+import { invalidField } from '../platform/errors.js';
+import type { Ctx } from '../platform/tenancy.js';
 
 /*
  * From work to cash (operations.md §9, "Billing the work"): completed, priced jobs
@@ -23,8 +29,11 @@ import { getInvoice, type InvoiceDetailView, insertInvoices, type SendDeps, send
  */
 
 export interface BillOptions {
-  /** Send each invoice at once (ledger posting, invoice.sent, the mail), as POST /send does. */
-  send?: boolean | undefined;
+  /**
+   * Send each invoice at once (ledger posting, invoice.sent, the mail), as POST /send
+   * does; or decide per invoice from the jobs it bills (a schedule's autoSend).
+   */
+  send?: boolean | ((jobs: BillableJob[]) => boolean) | undefined;
 }
 
 /** An invoice line made from a job line: `2026-11-03 — Weekly mowing` (ISO date, em dash, description). */
@@ -44,7 +53,12 @@ interface Draft {
  *  4. mark the jobs billed (jobs module; 409 if a concurrent bill got one first);
  *  5. send each invoice when asked (ledger posting, events, mail: sendInvoice).
  */
-async function billJobs(ctx: Ctx, jobs: BillableJob[], opts: BillOptions, deps: SendDeps) {
+export async function billJobs(
+  ctx: Ctx,
+  jobs: BillableJob[],
+  opts: BillOptions,
+  deps: SendDeps,
+): Promise<InvoiceDetailView[]> {
   const settings = await getOrgSettings(ctx);
   const invoiceDate = today(settings.timezone);
 
@@ -89,13 +103,18 @@ async function billJobs(ctx: Ctx, jobs: BillableJob[], opts: BillOptions, deps: 
     ctx,
     drafts.map((d, i) => ({ jobIds: d.jobs.map((j) => j.id), invoice: made[i] as InvoiceDetailView })),
   );
-  if (!opts.send) return made;
-  const sent: InvoiceDetailView[] = [];
-  for (const invoice of made) {
+  const { send } = opts;
+  if (!send) return made;
+  const billed: InvoiceDetailView[] = [];
+  for (const [i, invoice] of made.entries()) {
+    if (send !== true && !send((drafts[i] as Draft).jobs)) {
+      billed.push(invoice);
+      continue;
+    }
     await sendInvoice(ctx, invoice.id, deps);
-    sent.push(await getInvoice(ctx, invoice.id));
+    billed.push(await getInvoice(ctx, invoice.id));
   }
-  return sent;
+  return billed;
 }
 
 /** POST /api/invoices/from-jobs: exactly these jobs (all billable, else nothing is written). */
