@@ -115,6 +115,10 @@ const READS_ALLOWED: Record<string, string> = {
     "a portal link's visits are found from its invoice's customer; invoices import jobs (billing from jobs), so the way round is a loop",
   'jobs/jobs.route.ts properties':
     "a crew's day is ordered from each job's property coordinates, read in the same join as the jobs",
+  'jobs/schedules/schedules.billing.ts contracts':
+    "an installment plan splits its contract's totalValue; contracts import schedules, so asking contracts would be a loop",
+  'jobs/schedules/schedules.billing.ts organizations':
+    "the billing pass finds, across tenants, the installment plans due in each organization's timezone in one join",
   'jobs/schedules/schedules.service.ts contracts':
     'a schedule follows its contract (status, customer); contracts import schedules, so the way round is a loop',
   'organizations/organizations.service.ts members':
