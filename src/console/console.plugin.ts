@@ -52,6 +52,7 @@ function loadAssets(): Map<string, Asset> {
     'pages-auth.js',
     'pages-webhooks.js',
     'pages-account.js',
+    'pages-schedules.js',
     'console.css',
   ]) {
     assets.set(name, asset(join(publicDir, name)));

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, whenSessionExpires } from './api.js';
 import { ApiKeysPage, DashboardPage, ExportPage, SettingsPage } from './pages-account.js';
 import { CreateOrganizationPage, SignInPage, SignUpPage } from './pages-auth.js';
+import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
 import { Alert, currentPath, html, Link, navigate } from './ui.js';
 
@@ -11,6 +12,7 @@ const PUBLIC = new Set(['/app/sign-in', '/app/sign-up']);
 
 const NAV = [
   ['/app/', 'Dashboard'],
+  ['/app/schedules', 'Schedules'],
   ['/app/webhooks', 'Webhooks'],
   ['/app/api-keys', 'API keys'],
   ['/app/export', 'Export'],
@@ -66,6 +68,8 @@ function page(path, org) {
     case '/app/':
     case '/app/dashboard':
       return html`<${DashboardPage} org=${org} />`;
+    case '/app/schedules':
+      return html`<${SchedulesPage} />`;
     case '/app/webhooks':
       return html`<${WebhooksPage} org=${org} />`;
     case '/app/api-keys':
