@@ -260,7 +260,7 @@ export class WebhookWorker {
         const outcomes =
           ok.length === batch.length
             ? await asPlatformStatement(this.#database, record)
-            : await asPlatform(this.#db, (tx) => record(tx as unknown as Db));
+            : await asPlatform(this.#db, (tx) => record(tx));
         for (const b of batch) b.resolve(outcomes.get(b) as RecordOutcome);
         return;
       } catch {

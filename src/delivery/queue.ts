@@ -82,8 +82,7 @@ const SENDABLE = sql`e.active AND (e.paused_until IS NULL OR e.paused_until <= n
 export async function claimDeliveries(db: Db, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
   return asPlatform(db, async (tx) => {
-    const q = tx as unknown as Db;
-    const locked = await q.execute(sql`
+    const locked = await tx.execute(sql`
       SELECT e.id FROM webhook_endpoints e
       WHERE e.id IN (
         SELECT t.id FROM (
@@ -100,7 +99,7 @@ export async function claimDeliveries(db: Db, opts: ClaimOptions): Promise<Claim
       FOR NO KEY UPDATE SKIP LOCKED`);
     const ids = rowsOf<{ id: string }>(locked).map((r) => r.id);
     if (ids.length === 0) return [];
-    return claimFromLocked(q, ids, opts);
+    return claimFromLocked(tx, ids, opts);
   });
 }
 
