@@ -58,7 +58,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     // server emits 'error' too, where the pool has no listener; the failing query
     // still rejects, so this listener only stops an uncaught exception.
     pool.on('connect', (client) => client.on('error', () => {}));
-    const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+    const db: Db = drizzlePg({ client: pool, schema });
     db.transaction = ownedClientTransaction(pool) as Db['transaction'];
     // Connects lazily: a process that never signs anyone in opens no such connection.
     const platformPool = new pg.Pool({
@@ -69,7 +69,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     });
     platformPool.on('error', () => {});
     platformPool.on('connect', (client) => client.on('error', () => {}));
-    const platformDb = drizzlePg({ client: platformPool, schema }) as unknown as Db;
+    const platformDb: Db = drizzlePg({ client: platformPool, schema });
     platformDb.transaction = ownedClientTransaction(platformPool) as Db['transaction'];
     return {
       kind: 'postgres',
@@ -98,7 +98,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       throw err;
     }
   }
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  // PGlite's query results have a type of their own; own code reads raw results through rowsOf.
+  const db = drizzlePglite({ client, schema }) as Db;
   const owned = client;
   return {
     kind: 'pglite',

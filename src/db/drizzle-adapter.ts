@@ -49,7 +49,8 @@ export function poolTransactionParts(db: Db): PoolTransactionParts | undefined {
 /** A Drizzle transaction handle on a client already inside BEGIN (the caller commits or rolls back). */
 export function transactionOnClient(parts: PoolTransactionParts, client: pg.PoolClient): Tx {
   const session = new NodePgSession(client, parts.dialect, parts.schema, parts.options);
-  return new NodePgTransaction(parts.dialect, session, parts.schema) as unknown as Tx;
+  const tx: Tx = new NodePgTransaction(parts.dialect, session, parts.schema);
+  return tx;
 }
 
 /**
@@ -63,7 +64,7 @@ export function ownedClientTransaction(pool: pg.Pool) {
     const client = await pool.connect();
     let failure: Error | undefined;
     try {
-      const db = drizzlePg({ client, schema }) as unknown as Db;
+      const db: Db = drizzlePg({ client, schema });
       return await db.transaction(fn, config);
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));

@@ -295,8 +295,7 @@ export class WebhookWorker {
     } else if (batch.length > 1) {
       // A lone failure goes straight to the one-by-one path below (one statement either way).
       try {
-        const outcomes = await asPlatform(this.#db, async (tx) => {
-          const db = tx as unknown as Db;
+        const outcomes = await asPlatform(this.#db, async (db) => {
           const applied = await recordSuccesses(db, ok);
           const out = new Map<PendingResult, RecordOutcome>();
           for (const b of ok) {
