@@ -1,6 +1,6 @@
 import type { TaskContext, WorkerTask } from '../background/runner.js';
 import type { Config } from '../config.js';
-import type { Database, Db } from '../db/client.js';
+import type { Database } from '../db/client.js';
 import { listenOn } from '../db/listen.js';
 import { asPlatform, asPlatformStatement } from '../platform/cross-tenant.js';
 import { WAKE_CHANNEL } from '../platform/events/outbox.js';
