@@ -8,28 +8,23 @@ import { workerTasks } from '../../src/modules/tasks.js';
 import { addMember, caller, setPlan, type TestUser } from '../harness.js';
 import {
   type ConsoleServer,
+  consoleWithOwner,
   expectAccessibleControls,
   newPage,
   ownerFromPage,
   PASSWORD,
   screenshot,
   signInInBrowser,
-  signUpInBrowser,
-  startConsole,
-  uniqueEmail,
 } from './browser.js';
 
 describe('web console: API keys, settings, export, dashboard and errors', () => {
   let server: ConsoleServer;
   let page: Page;
   let owner: TestUser;
-  const email = uniqueEmail('owner');
+  let email: string;
 
   beforeAll(async () => {
-    server = await startConsole();
-    ({ page } = await newPage(server));
-    await signUpInBrowser(page, email, 'Greenway Landscaping');
-    owner = await ownerFromPage(server, page, email);
+    ({ server, page, owner, email } = await consoleWithOwner('Greenway Landscaping'));
   });
   afterAll(async () => {
     await server?.close();

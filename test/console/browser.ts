@@ -141,3 +141,14 @@ export async function ownerFromPage(server: ConsoleServer, page: Page, email: st
     call: caller(server.h.app, { cookie }),
   };
 }
+
+/** A console server with an owner signed up in the browser (a new organization), for the pages' tests. */
+export async function consoleWithOwner(
+  orgName: string,
+): Promise<{ server: ConsoleServer; page: Page; owner: TestUser; email: string }> {
+  const server = await startConsole();
+  const { page } = await newPage(server);
+  const email = uniqueEmail('owner');
+  await signUpInBrowser(page, email, orgName);
+  return { server, page, owner: await ownerFromPage(server, page, email), email };
+}

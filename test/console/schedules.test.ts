@@ -3,16 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, today as todayIn } from '../../src/platform/dates.js';
 import { createCustomer } from '../factories.js';
 import type { TestUser } from '../harness.js';
-import {
-  type ConsoleServer,
-  expectAccessibleControls,
-  newPage,
-  ownerFromPage,
-  screenshot,
-  signUpInBrowser,
-  startConsole,
-  uniqueEmail,
-} from './browser.js';
+import { type ConsoleServer, consoleWithOwner, expectAccessibleControls, screenshot } from './browser.js';
 
 /*
  * Issue 27 item 6 in a real browser: the owner opens the schedules page, sees a weekly
@@ -23,13 +14,9 @@ describe('web console: schedules', () => {
   let server: ConsoleServer;
   let page: Page;
   let owner: TestUser;
-  const email = uniqueEmail('owner');
 
   beforeAll(async () => {
-    server = await startConsole();
-    ({ page } = await newPage(server));
-    await signUpInBrowser(page, email, 'Mow Town');
-    owner = await ownerFromPage(server, page, email);
+    ({ server, page, owner } = await consoleWithOwner('Mow Town'));
   });
   afterAll(async () => {
     await server?.close();
