@@ -106,6 +106,8 @@ const READS_ALLOWED: Record<string, string> = {
     'the document sweeps find, across tenants, every organization with due rows and its timezone in one join',
   'customers/customers.refs.ts properties':
     'a property reference is checked with its customer (belongs to it, customer not deleted) in one query',
+  'crew-tracking/crew-tracking.refs.ts jobs':
+    "a time entry's job is checked where it is named; jobs import crew tracking (a job's crew), so the way round is a loop",
   'invoices/invoices.service.ts payments':
     'an invoice shows its payments; payments import invoices (they move them), so asking payments would be a loop',
   'invoices/invoices.pdf.ts payments': 'the PDF lists the payments, like the invoice view (same loop)',

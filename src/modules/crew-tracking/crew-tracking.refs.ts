@@ -1,9 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
-import { crews } from '../../db/schema/index.js';
+import { crews, jobs } from '../../db/schema/index.js';
 import { AppError, invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { jobExists } from '../jobs/jobs.refs.js';
 import { type MemberRef, memberOfUser, membersById } from '../members/members.refs.js';
 
 /*
@@ -55,8 +54,16 @@ export async function targetMember(ctx: Ctx, memberId: string | undefined): Prom
   return requireMember(ctx, memberId);
 }
 
+/**
+ * A time entry's job. Read here, not asked of the jobs module: jobs import crew tracking
+ * (a job's crew), so the way round would tie the two modules into a pair.
+ */
 export async function requireJob(ctx: Ctx, id: string, field = 'jobId') {
-  if (!(await jobExists(ctx, id))) throw invalidField(field, `no job ${id}`);
+  const [row] = await ctx.tx
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
+  if (!row) throw invalidField(field, `no job ${id}`);
   return { id };
 }
 
