@@ -207,7 +207,10 @@ export class WebhookWorker {
       body: claim.body,
       secrets,
     });
-    this.#answered.add(claim.id);
+    // An accepted delivery no longer holds its endpoint's room: the next may go while
+    // this result is written. A refused one (429/503 with Retry-After, a failure) keeps
+    // it until its pause or back-off is written, so nothing is sent past a pause.
+    if (result.ok) this.#answered.add(claim.id);
     sent();
     let outcome: RecordOutcome;
     try {

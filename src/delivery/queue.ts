@@ -36,8 +36,9 @@ export interface ClaimOptions {
    */
   perEndpoint: number;
   /**
-   * The caller's own claims whose receiver has answered but whose result is not written
-   * yet: no longer at the receiver, so they do not count against the cap.
+   * The caller's own claims whose receiver has accepted them (2xx) but whose result is
+   * not written yet: no longer at the receiver, so they do not count against the cap. A
+   * refused one is not listed: it holds its room until its pause or back-off is written.
    */
   answered?: readonly string[];
 }
