@@ -165,9 +165,9 @@ function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promi
       settled = true;
       body.off('data', onData);
       if (err) return reject(err);
-      resolve(
-        new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks)).replaceAll(String.fromCharCode(0), ''),
-      );
+      // Invalid UTF-8 becomes U+FFFD, as a non-fatal TextDecoder would make it.
+      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+      resolve(text.includes('\u0000') ? text.replaceAll('\u0000', '') : text);
     };
     const onData = (chunk: Buffer) => {
       const room = limit - size;

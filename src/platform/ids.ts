@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 /**
  * Opaque, prefixed ids (`cus_…`, `inv_…`). The first 9 characters encode the
@@ -6,11 +6,20 @@ import { randomBytes } from 'node:crypto';
  */
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+const RANDOM_PER_ID = 14;
+/** Random bytes drawn 256 ids at a time: one call into the CSPRNG per 256 ids, not per id. */
+const pool = Buffer.alloc(RANDOM_PER_ID * 256);
+let poolAt = pool.length;
+
 export function newId(prefix: string): string {
   const time = Date.now().toString(36).padStart(9, '0');
-  const bytes = randomBytes(14);
+  if (poolAt + RANDOM_PER_ID > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
   let rand = '';
-  for (const b of bytes) rand += ALPHABET[b % 36];
+  for (let i = poolAt; i < poolAt + RANDOM_PER_ID; i++) rand += ALPHABET[(pool[i] as number) % 36];
+  poolAt += RANDOM_PER_ID;
   return `${prefix}_${time}${rand}`;
 }
 
