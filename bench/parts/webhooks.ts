@@ -16,6 +16,11 @@ import { inTenant } from '../../src/platform/tenancy.js';
 import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
 
 const N = 3000;
+/**
+ * Both sides first run this many untimed (JIT, connections, the database's plans and
+ * caches), so the ratio compares steady states: a cold baseline flatters the service.
+ */
+const WARM_UP = 4000;
 const CONCURRENCY = 32;
 const LATENCY_EVENTS = 300;
 const LATENCY_RATE_PER_S = 100;
@@ -95,12 +100,13 @@ export const webhooksBench: BenchPart = {
 
     // Baseline: the same number of signed POSTs from a bare undici loop, same concurrency.
     const agent = new Agent({ connections: CONCURRENCY });
-    const baseStart = performance.now();
+    let baseStart = performance.now();
     let next = 0;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
-        while (next < N) {
+        while (next < WARM_UP + N) {
           const i = next++;
+          if (i === WARM_UP) baseStart = performance.now();
           const id = `base_${i}`;
           const body = JSON.stringify({
             id,
@@ -130,19 +136,20 @@ export const webhooksBench: BenchPart = {
     // Service: N events committed through the outbox first (100 per transaction), then
     // fanned out, claimed and delivered by the worker running in this process.
     const emitStart = performance.now();
-    for (let i = 0; i < N; i += 100) {
+    for (let i = 0; i < WARM_UP + N; i += 100) {
       await inTenant(database.db, orgId, actor, async (ctx) => {
-        for (let j = i; j < Math.min(N, i + 100); j++) await emit(ctx, 'invoice.paid', { ...data, n: j });
+        for (let j = i; j < Math.min(WARM_UP + N, i + 100); j++) await emit(ctx, 'invoice.paid', { ...data, n: j });
       });
     }
     const emitSec = (performance.now() - emitStart) / 1000;
-    const svcStart = performance.now();
     const worker = startTasks([createWebhookTask({ concurrency: CONCURRENCY, perEndpoint: CONCURRENCY })], {
       config,
       database,
       log: pino({ level: 'silent' }),
     });
-    await rcv.until(N);
+    await rcv.until(WARM_UP);
+    const svcStart = performance.now();
+    await rcv.until(WARM_UP + N);
     const svcSec = (performance.now() - svcStart) / 1000;
     rcv.reset();
 
@@ -203,8 +210,8 @@ export const webhooksBench: BenchPart = {
       '',
       '| Measure | Service | Baseline (bare undici loop, signed) | Ratio |',
       '|---|---|---|---|',
-      `| Throughput, ${N} deliveries (fan-out + claim + signed POST + attempt log) | ${fmt(svcRate)} /s | ${fmt(baseRate)} /s | ${fmt(ratio(svcRate, baseRate), 2)} (goal ≥ 0.6) |`,
-      `| (Outbox writes before the run: ${N} events in ${fmt(emitSec, 1)} s, not counted above) | | | |`,
+      `| Throughput, ${N} deliveries after ${WARM_UP} untimed on each side (fan-out + claim + signed POST + attempt log) | ${fmt(svcRate)} /s | ${fmt(baseRate)} /s | ${fmt(ratio(svcRate, baseRate), 2)} (goal ≥ 0.6) |`,
+      `| (Outbox writes before the run: ${WARM_UP + N} events in ${fmt(emitSec, 1)} s, not counted above) | | | |`,
       `| Event → first attempt, p50 (${LATENCY_EVENTS} events at ${LATENCY_RATE_PER_S}/s) | ${fmt(pct(lat, 50))} ms | | goal < 100 ms |`,
       `| Event → first attempt, p99 | ${fmt(pct(lat, 99))} ms | | |`,
       `| Noisy neighbour: another organization's receiver answers after ${fmt(NOISY_ANSWER_MS / 1000)} s with ${NOISY_BACKLOG} queued; this one's ${PROBES} probes (${PROBE_RATE_PER_S}/s), event → first attempt p50 / p99 (default cap 8 per endpoint) | ${fmt(pct(probeLat, 50))} / ${fmt(pct(probeLat, 99))} ms | | goal p99 < 1000 ms |`,
