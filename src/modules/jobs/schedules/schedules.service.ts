@@ -7,7 +7,7 @@ import { newId } from '../../../platform/ids.js';
 import { fromCents, toCents } from '../../../platform/money.js';
 import { listPage } from '../../../platform/page-query.js';
 import type { Page } from '../../../platform/pagination.js';
-import { canTake, next, take } from '../../../platform/state-machine.js';
+import { canTake, next, take, withArticle } from '../../../platform/state-machine.js';
 import type { Ctx } from '../../../platform/tenancy.js';
 import { type LineItemInputT, priceLines } from '../../billing/line-items.js';
 import { requireCrew } from '../../crew-tracking/crew-tracking.refs.js';
@@ -362,7 +362,7 @@ export async function updateSchedule(ctx: Ctx, id: string, body: UpdateScheduleI
 
 function move(r: ScheduleRow, trigger: ScheduleTrigger): ScheduleStatus {
   const to = next(scheduleMachine, r.status as ScheduleStatus, trigger);
-  if (to === undefined) throw invalidState(`A ${r.status} schedule cannot ${trigger}`);
+  if (to === undefined) throw invalidState(`${withArticle(`${r.status} schedule`, true)} cannot ${trigger}`);
   return to;
 }
 
