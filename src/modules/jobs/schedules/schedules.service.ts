@@ -325,7 +325,11 @@ export async function updateSchedule(ctx: Ctx, id: string, body: UpdateScheduleI
   if (input.crewId) await requireCrew(ctx, input.crewId);
   const patch: Partial<ScheduleRow> = {};
   if (input.lineItems !== undefined) patch.lineItems = await priceScheduleLines(ctx, input.lineItems);
-  if (input.billing !== undefined) patch.billing = await checkBilling(ctx, input.billing);
+  if (input.billing !== undefined) {
+    patch.billing = await checkBilling(ctx, input.billing);
+    // New installment dates: the billing worker works out the next one again on its next pass.
+    patch.nextInstallmentDate = null;
+  }
   if (input.title !== undefined) patch.title = input.title.trim();
   if (input.checklist !== undefined) patch.checklist = input.checklist.map((c) => c.trim());
   for (const key of ['startTime', 'durationMinutes', 'assignedTo', 'crewId', 'notes'] as const) {
