@@ -6,10 +6,11 @@ import type { InvoiceDetailView, SendDeps } from '../modules/invoices/invoices.s
 import { type BillableJob, lockUnbilledJobs } from '../modules/jobs/jobs.billing.js';
 import {
   autoSendingSchedules,
+  dueInstallmentSchedules,
   type InstallmentSchedule,
   installmentTotalCents,
   organizationsWithBatchVisits,
-  startedInstallmentSchedules,
+  recordNextInstallment,
   visitsBilledBy,
 } from '../modules/jobs/schedules/schedules.billing.js';
 import { getOrgSettings } from '../modules/settings/settings.service.js';
@@ -67,10 +68,13 @@ export async function billBatchVisits(ctx: Ctx, now: Date, deps: SendDeps): Prom
 /**
  * The installments of one schedule dated today or earlier that are not made yet: the
  * plan splits the season's total (installmentTotalCents) in `count` parts to the
- * exact cent; each part's invoice is claimed by its key (billInstallment). A schedule
- * whose total cannot be computed any more (its lines were removed) is left alone.
+ * exact cent; each part's invoice is claimed by its key (billInstallment). Then the
+ * schedule records the date of its next installment, so passes before that date do not
+ * select it. A schedule whose total cannot be computed any more (its lines were
+ * removed) is left alone, its date unchanged: it bills what fell due once it can.
  *
- * jobs (the season's total) → invoices (keys made already; each missing installment).
+ * jobs (the season's total) → invoices (keys made already; each missing installment)
+ * → jobs (the next installment date).
  */
 export async function billScheduleInstallments(
   ctx: Ctx,
@@ -108,12 +112,16 @@ export async function billScheduleInstallments(
     );
     if (created && invoice) invoices.push(invoice);
   }
+  // Every installment up to today is made now (by this pass or an earlier one).
+  await recordNextInstallment(ctx, schedule, plan.find((p) => p.date > todayDate)?.date ?? null);
   return invoices;
 }
 
 /**
  * One pass of the worker over every organization: the batches due and the
  * installments due, each organization in its own transaction. Returns the invoices made.
+ * When nothing is due, the pass is its two cross-organization queries, whatever the
+ * number of schedules (test/billing/schedule-billing-idle.test.ts).
  */
 export async function billSchedules(db: Db, deps: SendDeps, now: Date = new Date()): Promise<number> {
   let made = 0;
@@ -121,7 +129,7 @@ export async function billSchedules(db: Db, deps: SendDeps, now: Date = new Date
     made += (await inTenant(db, organizationId, SYSTEM, (ctx) => billBatchVisits(ctx, now, deps))).length;
   }
   const byOrg = new Map<string, InstallmentSchedule[]>();
-  for (const s of await startedInstallmentSchedules(db, now)) {
+  for (const s of await dueInstallmentSchedules(db, now)) {
     byOrg.set(s.organizationId, [...(byOrg.get(s.organizationId) ?? []), s]);
   }
   for (const [organizationId, schedules] of byOrg) {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { canTake, finalStates, stateMachine, statesAccepting, take, transitionTable } from './state-machine.js';
+import {
+  canTake,
+  finalStates,
+  stateMachine,
+  statesAccepting,
+  take,
+  transitionTable,
+  withArticle,
+} from './state-machine.js';
 
 const door = stateMachine('door', {
   open: { close: 'closed', remove: 'gone', paint: 'open' },
@@ -39,5 +47,13 @@ describe('stateMachine', () => {
   it('says "an" before a vowel', () => {
     const m = stateMachine<'sent' | 'void', 'void'>('invoice', { sent: { void: 'void' }, void: {} });
     expect(() => take(m, 'void', 'void')).toThrow(/Cannot void an invoice that is void/);
+  });
+
+  it('puts the article that agrees with a state name before it, for refusals built from states', () => {
+    expect(withArticle('active contract', true)).toBe('An active contract');
+    expect(withArticle('draft contract', true)).toBe('A draft contract');
+    expect(withArticle('awaiting_approval bill', true)).toBe('An awaiting approval bill');
+    expect(withArticle('written_off invoice')).toBe('a written off invoice');
+    expect(withArticle('overdue invoice')).toBe('an overdue invoice');
   });
 });

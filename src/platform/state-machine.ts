@@ -37,6 +37,18 @@ export function stateMachine<const S extends string, const T extends string>(
 const words = (name: string) => name.replaceAll('_', ' ');
 const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
 
+/**
+ * `phrase` behind the article that agrees with it, underscores read as spaces: refusals are
+ * built from state names (`active`, `overdue`, `awaiting_approval`), so a fixed "A" read
+ * "A active contract". `opening` capitalises it for the start of a sentence.
+ * `withArticle('active contract', true)` is `An active contract`.
+ */
+export function withArticle(phrase: string, opening = false): string {
+  const text = words(phrase);
+  const a = article(text);
+  return `${opening ? 'A' : 'a'}${a.slice(1)} ${text}`;
+}
+
 /** The state `trigger` leads to from `from`, or undefined when the table refuses it. */
 export function next<S extends string, T extends string>(m: StateMachine<S, T>, from: S, trigger: T): S | undefined {
   const row = Object.hasOwn(m.table, from) ? m.table[from] : undefined;
@@ -55,7 +67,7 @@ export function canTake<S extends string, T extends string>(m: StateMachine<S, T
 export function take<S extends string, T extends string>(m: StateMachine<S, T>, from: S, trigger: T): S {
   const to = next(m, from, trigger);
   if (to === undefined) {
-    throw invalidState(`Cannot ${words(trigger)} ${article(m.resource)} ${m.resource} that is ${words(from)}`);
+    throw invalidState(`Cannot ${words(trigger)} ${withArticle(m.resource)} that is ${words(from)}`);
   }
   return to;
 }

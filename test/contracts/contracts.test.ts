@@ -231,7 +231,9 @@ describe('contracts', () => {
     expect((await eventsOf(h, owner.organizationId)).length).toBe(afterSign);
     expect((await owner.call('GET', `/api/contracts/${c.id}`)).json().data.signature.signerName).toBe('Dana Reyes');
     expect((await owner.call('PUT', `/api/contracts/${c.id}`, { title: 'New' })).statusCode).toBe(409);
-    expect((await owner.call('POST', `/api/contracts/${c.id}/send`)).statusCode).toBe(409);
+    const resend = await owner.call('POST', `/api/contracts/${c.id}/send`);
+    expect(resend.statusCode).toBe(409);
+    expect(resend.json().error.message).toBe('A signed contract cannot be sent');
 
     const log = await owner.call('GET', `/api/contract-activity/${c.id}`);
     expect(log.statusCode).toBe(200);
@@ -298,6 +300,13 @@ describe('contracts', () => {
       .from(contractActivity)
       .where(sql`${contractActivity.contractId} = ${c.id} AND ${contractActivity.type} = 'activated'`);
     expect(activated).toHaveLength(1);
+    // The article agrees with the state: "An active contract", never "A active contract".
+    const sendActive = await owner.call('POST', `/api/contracts/${c.id}/send`);
+    expect(sendActive.statusCode).toBe(409);
+    expect(sendActive.json().error).toMatchObject({
+      code: 'INVALID_STATE',
+      message: 'An active contract cannot be sent',
+    });
 
     // 2026-07-01T04:59Z is June 30th, 23:59 in Chicago: the last day still runs.
     await expireEndedContracts(h.database.db, new Date('2026-07-01T04:59:00Z'));

@@ -184,6 +184,13 @@ export const jobSchedules = pgTable(
     /** active | paused | ended */
     status: text('status').notNull(),
     generatedThrough: date('generated_through', { mode: 'string' }),
+    /**
+     * Installment billing: the date of the first installment the worker has not made yet
+     * (`infinity` once every one is made), so its pass selects only the schedules with one
+     * due. NULL: not worked out yet (a new schedule, one whose billing changed): billed
+     * from billing.firstDate by the next pass, which sets it.
+     */
+    nextInstallmentDate: date('next_installment_date', { mode: 'string' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -193,6 +200,9 @@ export const jobSchedules = pgTable(
     index('job_schedules_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     uniqueIndex('job_schedules_contract_uq').on(t.organizationId, t.contractId).where(sql`contract_id IS NOT NULL`),
     index('job_schedules_due_idx').on(t.generatedThrough).where(sql`status = 'active'`),
+    index('job_schedules_installments_due_idx')
+      .on(t.nextInstallmentDate)
+      .where(sql`status = 'active' AND billing->>'mode' = 'installments'`),
   ],
 );
 

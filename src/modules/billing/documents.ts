@@ -7,7 +7,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { type StateMachine, statesAccepting, take } from '../../platform/state-machine.js';
+import { type StateMachine, statesAccepting, take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { type CustomerRow, customerById, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { type LastEmail, lastEmailsOf, type MailDocumentType } from '../mail/mail.service.js';
@@ -308,7 +308,7 @@ export function refuseLockedFields(resource: string, status: string, patch: obje
   const refused = given.filter((k) => !allowed.includes(k));
   if (refused.length > 0) {
     throw invalidState(
-      `A ${status.replace('_', ' ')} ${resource} accepts changes to ${allowed.join(' and ')} only (not ${refused.join(', ')})`,
+      `${withArticle(`${status} ${resource}`, true)} accepts changes to ${allowed.join(' and ')} only (not ${refused.join(', ')})`,
     );
   }
 }

@@ -8,7 +8,7 @@ import { fromCents, toCents } from '../../platform/money.js';
 import { documentLineRows, ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { take } from '../../platform/state-machine.js';
+import { take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';
@@ -275,7 +275,7 @@ export async function updateBill(ctx: Ctx, id: string, patch: UpdateBillInput) {
     const refused = given.filter((k) => !(LIMITED_BILL_FIELDS as readonly string[]).includes(k));
     if (refused.length > 0) {
       throw invalidState(
-        `A ${row.status.replace('_', ' ')} bill accepts changes to ${LIMITED_BILL_FIELDS.join(' and ')} only (not ${refused.join(', ')})`,
+        `${withArticle(`${row.status} bill`, true)} accepts changes to ${LIMITED_BILL_FIELDS.join(' and ')} only (not ${refused.join(', ')})`,
       );
     }
   }

@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { canTake, next } from '../../platform/state-machine.js';
+import { canTake, next, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { findTemplate } from '../contract-templates/contract-templates.service.js';
 import { renderTemplate } from '../contract-templates/template-render.js';
@@ -392,11 +392,11 @@ export async function amendContract(ctx: Ctx, id: string, body: UpdateContractIn
   return contractDetail(ctx, amendment);
 }
 
-/** The move `trigger` makes from the contract's status, or 409 `A <status> contract cannot be <done>`. */
+/** The move `trigger` makes from the contract's status, or 409 `A draft contract cannot be <done>` (`An active …`). */
 function requireMove(current: ContractRow, trigger: ContractTrigger, done: string) {
   const from = current.status as ContractStatus;
   const to = next(contractMachine, from, trigger);
-  if (to === undefined) throw invalidState(`A ${from} contract cannot be ${done}`);
+  if (to === undefined) throw invalidState(`${withArticle(`${from} contract`, true)} cannot be ${done}`);
   return { from, to };
 }
 

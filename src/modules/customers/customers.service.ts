@@ -6,7 +6,7 @@ import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { next, statesAccepting } from '../../platform/state-machine.js';
+import { next, statesAccepting, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { CreateCustomerInput, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
 import { searchPatterns, searchTextOf } from './customers.search.js';
@@ -291,7 +291,7 @@ export async function changeCustomerStatus(ctx: Ctx, id: string, action: Custome
   const to = next(customerMachine, current.status as CustomerStatus, action);
   if (to === undefined) {
     const needs = statesAccepting(customerMachine, action).join(' or ');
-    throw invalidState(`Customer is ${current.status}; ${action} needs an ${needs} customer`);
+    throw invalidState(`Customer is ${current.status}; ${action} needs ${withArticle(`${needs} customer`)}`);
   }
   const [row] = await ctx.tx
     .update(customers)

@@ -5,7 +5,7 @@ import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/pagination.js';
-import { canTake, take } from '../../platform/state-machine.js';
+import { canTake, take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { PdfSource } from '../billing/document-pdf.js';
 import {
@@ -165,7 +165,8 @@ export async function updateEstimate(ctx: Ctx, id: string, body: UpdateEstimateI
   const row = await findRow(ctx, id, true);
   const status = row.status as EstimateStatus;
   if (status !== 'draft') {
-    if (!LIMITED_EDIT_STATES.includes(status)) throw invalidState(`A ${status} estimate cannot be changed`);
+    if (!LIMITED_EDIT_STATES.includes(status))
+      throw invalidState(`${withArticle(`${status} estimate`, true)} cannot be changed`);
     refuseLockedFields('estimate', status, patch, LIMITED_EDIT_FIELDS);
   }
   const parties = await editParties(ctx, row, patch, estimateLines);

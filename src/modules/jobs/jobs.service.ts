@@ -8,7 +8,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { canTake, finalStates, next, take } from '../../platform/state-machine.js';
+import { canTake, finalStates, next, take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { LineItemInputT } from '../billing/line-items.js';
 import { requireCrew } from '../crew-tracking/crew-tracking.refs.js';
@@ -330,7 +330,8 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   // Validate everything before the first write: a refused request writes and emits nothing.
   if (isFinal(from)) {
     const blocked = given.filter((k) => k !== 'notes');
-    if (blocked.length > 0) throw invalidState(`A ${from} job accepts only notes; ${blocked.join(', ')} cannot change`);
+    if (blocked.length > 0)
+      throw invalidState(`${withArticle(`${from} job`, true)} accepts only notes; ${blocked.join(', ')} cannot change`);
   }
   let to: JobStatus | undefined;
   if (input.status !== undefined) {
@@ -466,7 +467,7 @@ export async function setChecklistItem(ctx: Ctx, id: string, itemId: string, com
     );
   if (!item) throw notFound('Checklist item');
   if (isFinal(job.status)) {
-    throw invalidState(`The checklist of a ${job.status} job cannot change`);
+    throw invalidState(`The checklist of ${withArticle(`${job.status} job`)} cannot change`);
   }
   // Ticking a ticked item (or reopening an open one) changes nothing and records nothing.
   if (item.completed === completed) return jobDetail(ctx, job);

@@ -8,6 +8,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { calendarBound } from '../billing/date-filter.js';
 import type { PaymentMethod } from '../invoices/invoices.schemas.js';
@@ -140,7 +141,7 @@ export async function createDeposit(ctx: Ctx, input: DepositInput): Promise<Depo
     if (!DEPOSITABLE_METHODS.has(p.method) || p.origin !== 'API') {
       throw invalidField(
         `paymentIds.${i}`,
-        `${id} is a ${p.method} payment: manual deposits take cash and check payments (Stripe payouts deposit card payments)`,
+        `${id} is ${withArticle(`${p.method} payment`)}: manual deposits take cash and check payments (Stripe payouts deposit card payments)`,
       );
     }
     if (p.status === 'refunded')

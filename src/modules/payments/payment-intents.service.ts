@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { canTake, take } from '../../platform/state-machine.js';
+import { canTake, take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { balanceCents, findRow } from '../invoices/invoices.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
@@ -65,7 +65,7 @@ async function payableInvoice(ctx: Ctx, invoiceId: string, amount: number | unde
     throw invalidState(
       invoice.status === 'draft'
         ? 'Cannot take a card payment on a draft invoice: send it first'
-        : `Cannot take a card payment on a ${invoice.status.replaceAll('_', ' ')} invoice`,
+        : `Cannot take a card payment on ${withArticle(`${invoice.status} invoice`)}`,
     );
   }
   const balance = balanceCents(invoice);

@@ -7,7 +7,7 @@ import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { take } from '../../platform/state-machine.js';
+import { take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { calendarBound } from '../billing/date-filter.js';
 import { postInvoiceIssued, postInvoicePayment, postPaymentRefund } from '../invoices/invoices.ledger.js';
@@ -157,7 +157,7 @@ export async function receivePayment(ctx: Ctx, invoice: InvoiceRow, input: Incom
   const status = invoice.status as InvoiceStatus;
   const open = acceptsPayment(status);
   if (!open && !input.keepExcess) {
-    throw invalidState(`Cannot record a payment on a ${status.replace('_', ' ')} invoice`);
+    throw invalidState(`Cannot record a payment on ${withArticle(`${status} invoice`)}`);
   }
   if (input.amountCents <= 0) throw invalidField('amount', 'must be greater than 0');
   const balance = open ? balanceCents(invoice) : 0;

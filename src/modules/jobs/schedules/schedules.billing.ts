@@ -11,8 +11,9 @@ import { recurrence } from './recurrence.js';
 /*
  * What billing reads about schedules (operations.md §9, "Billing the work"): a visit's
  * billing mode, the visits a monthly batch bills, the installment plans that may be
- * due. Reads only: the bills themselves are made by the flows in src/flows/
- * (update-job.ts, bill-schedules.ts) through the invoices module.
+ * due. The bills themselves are made by the flows in src/flows/ (update-job.ts,
+ * bill-schedules.ts) through the invoices module; the one write here is the worker's
+ * note of a schedule's next installment date (recordNextInstallment).
  */
 
 /** The billing of the schedule a visit came from (null for a one-off job or a removed schedule). */
@@ -74,13 +75,20 @@ export interface InstallmentSchedule extends PlanSource {
 }
 
 /**
- * Active installment-billed schedules whose first installment is dated today or
- * earlier in their organization's timezone, across organizations (which of their
- * installments are still to make is the invoices module's key table's answer).
- * A paused or ended schedule bills nothing; one resumed makes what fell due meanwhile.
+ * Active installment-billed schedules with an installment due: dated today or earlier in
+ * their organization's timezone and not made yet as far as the worker has recorded
+ * (next_installment_date, NULL until a pass has worked it out: then billing.firstDate
+ * decides), across organizations, in one statement whatever the number of schedules.
+ * Which of their installments are still to make is the invoices module's key table's
+ * answer. A paused or ended schedule bills nothing; one resumed makes what fell due
+ * meanwhile (its recorded date stayed in the past).
  */
-export async function startedInstallmentSchedules(db: Db, now: Date): Promise<InstallmentSchedule[]> {
+export async function dueInstallmentSchedules(db: Db, now: Date): Promise<InstallmentSchedule[]> {
   const at = sql`${now.toISOString()}::timestamptz`;
+  const orgToday = sql`(${at} AT TIME ZONE ${organizations.timezone})::date`;
+  // No timezone is more than a day ahead of UTC: a bound on the column alone, so the
+  // partial index job_schedules_installments_due_idx answers the idle pass.
+  const latest = sql`(${at} AT TIME ZONE 'UTC')::date + 1`;
   const rows = await asPlatform(db, (tx) =>
     tx
       .select()
@@ -90,7 +98,8 @@ export async function startedInstallmentSchedules(db: Db, now: Date): Promise<In
         and(
           eq(jobSchedules.status, 'active'),
           sql`${jobSchedules.billing}->>'mode' = 'installments'`,
-          sql`(${jobSchedules.billing}->>'firstDate')::date <= (${at} AT TIME ZONE ${organizations.timezone})::date`,
+          sql`(${jobSchedules.nextInstallmentDate} IS NULL OR ${jobSchedules.nextInstallmentDate} <= ${latest})`,
+          sql`COALESCE(${jobSchedules.nextInstallmentDate}, (${jobSchedules.billing}->>'firstDate')::date) <= ${orgToday}`,
         ),
       )
       .orderBy(asc(jobSchedules.organizationId), asc(jobSchedules.id)),
@@ -108,6 +117,29 @@ export async function startedInstallmentSchedules(db: Db, now: Date): Promise<In
     startDate: r.startDate,
     endDate: r.endDate,
   }));
+}
+
+/**
+ * The worker's note that every installment of `schedule` dated before `nextDate` is made
+ * (`null`: all of them), so its passes skip the schedule until then. Written only while
+ * the schedule's billing is still the one the plan came from: an edit meanwhile reset the
+ * date (updateSchedule) and the next pass works it out again from the new billing.
+ */
+export async function recordNextInstallment(
+  ctx: Ctx,
+  schedule: Pick<InstallmentSchedule, 'id' | 'billing'>,
+  nextDate: string | null,
+): Promise<void> {
+  await ctx.tx
+    .update(jobSchedules)
+    .set({ nextInstallmentDate: nextDate ?? 'infinity' })
+    .where(
+      and(
+        eq(jobSchedules.organizationId, ctx.organizationId),
+        eq(jobSchedules.id, schedule.id),
+        sql`${jobSchedules.billing} = ${JSON.stringify(schedule.billing)}::jsonb`,
+      ),
+    );
 }
 
 /** What an installment plan's total is computed from: the schedule's own fields. */

@@ -7,7 +7,7 @@ import { newId } from '../../../platform/ids.js';
 import { fromCents, toCents } from '../../../platform/money.js';
 import { listPage } from '../../../platform/page-query.js';
 import type { Page } from '../../../platform/pagination.js';
-import { canTake, next, take } from '../../../platform/state-machine.js';
+import { canTake, next, take, withArticle } from '../../../platform/state-machine.js';
 import type { Ctx } from '../../../platform/tenancy.js';
 import { type LineItemInputT, priceLines } from '../../billing/line-items.js';
 import { requireCrew } from '../../crew-tracking/crew-tracking.refs.js';
@@ -325,7 +325,11 @@ export async function updateSchedule(ctx: Ctx, id: string, body: UpdateScheduleI
   if (input.crewId) await requireCrew(ctx, input.crewId);
   const patch: Partial<ScheduleRow> = {};
   if (input.lineItems !== undefined) patch.lineItems = await priceScheduleLines(ctx, input.lineItems);
-  if (input.billing !== undefined) patch.billing = await checkBilling(ctx, input.billing);
+  if (input.billing !== undefined) {
+    patch.billing = await checkBilling(ctx, input.billing);
+    // New installment dates: the billing worker works out the next one again on its next pass.
+    patch.nextInstallmentDate = null;
+  }
   if (input.title !== undefined) patch.title = input.title.trim();
   if (input.checklist !== undefined) patch.checklist = input.checklist.map((c) => c.trim());
   for (const key of ['startTime', 'durationMinutes', 'assignedTo', 'crewId', 'notes'] as const) {
@@ -362,7 +366,7 @@ export async function updateSchedule(ctx: Ctx, id: string, body: UpdateScheduleI
 
 function move(r: ScheduleRow, trigger: ScheduleTrigger): ScheduleStatus {
   const to = next(scheduleMachine, r.status as ScheduleStatus, trigger);
-  if (to === undefined) throw invalidState(`A ${r.status} schedule cannot ${trigger}`);
+  if (to === undefined) throw invalidState(`${withArticle(`${r.status} schedule`, true)} cannot ${trigger}`);
   return to;
 }
 
