@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { type Database, type Db, rowsOf } from '../db/client.js';
-import { asPlatformStatement } from '../platform/cross-tenant.js';
 import { newId } from '../platform/ids.js';
 import type { AttemptResult } from './delivery.js';
 
@@ -73,35 +72,54 @@ export interface ClaimOptions {
  * exactly: two workers can never both fill the same room. Rate tokens spent are
  * written back on the locked row.
  *
- * One call is one round trip and one implicit transaction (asPlatformStatement), and
+ * One call is one round trip and one implicit transaction (Database.platformQuery), and
  * the function's plans are kept per connection: under load a claim costs about what
  * its index probes cost.
  */
 export async function claimDeliveries(
-  database: Pick<Database, 'platformDb'>,
+  database: Pick<Database, 'platformQuery'>,
   opts: ClaimOptions,
 ): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
   const token = randomUUID();
-  const result = await asPlatformStatement(database, (db) =>
-    db.execute(sql`SELECT * FROM webhook_claim(${opts.limit}::int, ${opts.perEndpoint}::int,
-                   ${Math.round(opts.leaseMs)}::int, ${token}::text, ${sql.param([...(opts.answered ?? [])])}::text[])`),
-  );
-  return rowsOf<Record<string, unknown>>(result).map((r) => claimedOf(r, token));
+  const rows = await database.platformQuery(CLAIM, [
+    opts.limit,
+    opts.perEndpoint,
+    Math.round(opts.leaseMs),
+    token,
+    opts.answered ?? [],
+  ]);
+  return rows.map((r) => claimedOf(r, 0, token));
 }
 
-function claimedOf(r: Record<string, unknown>, token: string): ClaimedDelivery {
+/*
+ * The two hot calls are prepared statements sent without the query builder (see
+ * Database.platformQuery), their rows arrays in the functions' column order:
+ * id, organization_id, endpoint_id, event, body, attempt_count, url, secret_enc,
+ * previous_secret_enc, previous_valid (after a leading `kind` in webhook_record_and_claim).
+ */
+const CLAIM = {
+  name: 'webhook_claim',
+  text: 'SELECT * FROM webhook_claim($1::int, $2::int, $3::int, $4::text, $5::text[])',
+};
+const RECORD_AND_CLAIM = {
+  name: 'webhook_record_and_claim',
+  text: `SELECT * FROM webhook_record_and_claim($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+    $6::int[], $7::int[], $8::text[], $9::int, $10::int, $11::int, $12::text, $13::text[])`,
+};
+
+function claimedOf(r: unknown[], at: number, token: string): ClaimedDelivery {
   return {
-    id: r.id as string,
-    organizationId: r.organization_id as string,
-    endpointId: r.endpoint_id as string,
-    event: r.event as string,
-    body: r.body as string,
-    attemptCount: Number(r.attempt_count),
-    url: r.url as string,
-    secretEnc: r.secret_enc as string,
-    previousSecretEnc: (r.previous_secret_enc as string | null) ?? null,
-    previousValid: r.previous_valid === true,
+    id: r[at] as string,
+    organizationId: r[at + 1] as string,
+    endpointId: r[at + 2] as string,
+    event: r[at + 3] as string,
+    body: r[at + 4] as string,
+    attemptCount: Number(r[at + 5]),
+    url: r[at + 6] as string,
+    secretEnc: r[at + 7] as string,
+    previousSecretEnc: (r[at + 8] as string | null) ?? null,
+    previousValid: r[at + 9] === true,
     claimToken: token,
   };
 }
@@ -218,12 +236,34 @@ type Success = { claim: ClaimedDelivery; result: AttemptResult };
  * The results as one array per column: eight parameters whatever the batch size, so
  * building the call costs next to nothing next to a VALUES list of 8 × n cells.
  */
+function successColumnValues(items: ReadonlyArray<Success>): unknown[][] {
+  const ids: string[] = [];
+  const tokens: string[] = [];
+  const orgs: string[] = [];
+  const attemptIds: string[] = [];
+  const at: string[] = [];
+  const codes: Array<number | null> = [];
+  const durations: number[] = [];
+  const bodies: Array<string | null> = [];
+  for (const { claim, result } of items) {
+    ids.push(claim.id);
+    tokens.push(claim.claimToken);
+    orgs.push(claim.organizationId);
+    attemptIds.push(newId('wha'));
+    at.push(result.attemptedAt.toISOString());
+    codes.push(result.statusCode);
+    durations.push(result.durationMs);
+    bodies.push(result.responseBody);
+  }
+  return [ids, tokens, orgs, attemptIds, at, codes, durations, bodies];
+}
+
 function successColumns(items: ReadonlyArray<Success>) {
-  const col = <T>(f: (item: Success) => T) => sql.param(items.map(f));
-  return sql`${col((i) => i.claim.id)}::text[], ${col((i) => i.claim.claimToken)}::text[],
-    ${col((i) => i.claim.organizationId)}::text[], ${col(() => newId('wha'))}::text[],
-    ${col((i) => i.result.attemptedAt.toISOString())}::timestamptz[], ${col((i) => i.result.statusCode)}::int[],
-    ${col((i) => i.result.durationMs)}::int[], ${col((i) => i.result.responseBody)}::text[]`;
+  const [ids, tokens, orgs, attemptIds, at, codes, durations, bodies] = successColumnValues(items).map((c) =>
+    sql.param(c),
+  );
+  return sql`${ids}::text[], ${tokens}::text[], ${orgs}::text[], ${attemptIds}::text[], ${at}::timestamptz[],
+    ${codes}::int[], ${durations}::int[], ${bodies}::text[]`;
 }
 
 /**
@@ -233,21 +273,24 @@ function successColumns(items: ReadonlyArray<Success>) {
  * against their endpoint's cap.
  */
 export async function recordSuccessesAndClaim(
-  database: Pick<Database, 'platformDb'>,
+  database: Pick<Database, 'platformQuery'>,
   items: ReadonlyArray<Success>,
   opts: ClaimOptions,
 ): Promise<{ applied: Set<string>; claimed: ClaimedDelivery[] }> {
   const token = randomUUID();
-  const res = await asPlatformStatement(database, (db) =>
-    db.execute(sql`SELECT * FROM webhook_record_and_claim(${successColumns(items)},
-      ${Math.max(0, opts.limit)}::int, ${opts.perEndpoint}::int, ${Math.round(opts.leaseMs)}::int, ${token}::text,
-      ${sql.param([...(opts.answered ?? [])])}::text[])`),
-  );
+  const rows = await database.platformQuery(RECORD_AND_CLAIM, [
+    ...successColumnValues(items),
+    Math.max(0, opts.limit),
+    opts.perEndpoint,
+    Math.round(opts.leaseMs),
+    token,
+    opts.answered ?? [],
+  ]);
   const applied = new Set<string>();
   const claimed: ClaimedDelivery[] = [];
-  for (const r of rowsOf<Record<string, unknown>>(res)) {
-    if (r.kind === 'recorded') applied.add(r.id as string);
-    else claimed.push(claimedOf(r, token));
+  for (const r of rows) {
+    if (r[0] === 'recorded') applied.add(r[1] as string);
+    else claimed.push(claimedOf(r, 1, token));
   }
   return { applied, claimed };
 }
