@@ -64,13 +64,16 @@ export interface ClaimOptions {
  * webhook_deliveries_endpoint_due_idx.
  *
  * Caps across workers. The claim is the database function `webhook_claim`
- * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023), two statements in one call. The first
- * locks the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED: another worker
- * claiming the same endpoint skips it, nothing waits). The second takes a fresh
- * snapshot after the locks are held, so it sees every claim that committed before, and
- * counts each endpoint's deliveries in flight (all workers) and its rate tokens
- * exactly: two workers can never both fill the same room. Rate tokens spent are
- * written back on the locked row.
+ * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023 and 0025), two statements in
+ * one call. The first locks the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED:
+ * another worker claiming the same endpoint skips it, nothing waits). The second takes a
+ * fresh snapshot after the locks are held, so it sees every claim that committed before,
+ * and counts each endpoint's deliveries in flight (all workers) and its rate tokens
+ * exactly: two workers can never both fill the same room. The endpoint row lists its
+ * claims (`inflight_ids`); the count probes those by key, so it costs the same however
+ * many deliveries finished lately (a range of a lease index would hold every delivery of
+ * the last lease period, dead or not). The list, pruned of finished claims, and the rate
+ * tokens spent are written back on the locked row; results never touch it.
  *
  * One call is one round trip and one implicit transaction (Database.platformQuery), and
  * the function's plans are kept per connection: under load a claim costs about what

@@ -176,6 +176,47 @@ describe('webhook fairness and per-endpoint limits', () => {
     expect(row?.rateRefilledAt).not.toBeNull();
   });
 
+  it('frees room as leases run out, and claims a delivery that fell due behind where the last claim began', async () => {
+    const t = await newTenant(h);
+    const sink = await receiver();
+    const endpoint = (await register(t, sink.url, ['job.created'])).id;
+    await emitEvents(h.database, t.organizationId, events('job.created', 3));
+    await fanOut();
+    // The first delivery became due a minute before the two others.
+    const rows = await h.admin.db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.endpointId, endpoint))
+      .orderBy(webhookDeliveries.id);
+    const [first, second, third] = rows.map((r) => r.id);
+    await h.admin.db.execute(sql`UPDATE webhook_deliveries SET next_attempt_at = CASE WHEN id = ${first}
+      THEN now() - interval '1 minute' ELSE now() - interval '1 second' END WHERE endpoint_id = ${endpoint}`);
+    const claim = (perEndpoint = 2) =>
+      claimDeliveries(h.database, { limit: 1, leaseMs: 600_000, perEndpoint }).then((c) => c.map((d) => d.id));
+
+    expect(await claim()).toEqual([first]);
+    expect(await claim()).toEqual([second]);
+    // Both in flight: the cap of 2 is full.
+    expect(await claim()).toEqual([]);
+    // The first one's worker died: once its lease has run out it no longer counts...
+    await h.admin.db.execute(
+      sql`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE id = ${first}`,
+    );
+    // ...and the next claim reads from just before the second one (the oldest it picked),
+    // so it takes the third; the first, due a minute earlier, waits for a read from the start.
+    // (The last read from the start is dated ahead here so that a slow machine cannot age it.)
+    await h.admin.db.execute(
+      sql`UPDATE webhook_endpoints SET due_scanned_at = now() + interval '1 hour' WHERE id = ${endpoint}`,
+    );
+    expect(await claim(3)).toEqual([third]);
+    expect(await claim(3)).toEqual([]);
+    // Such a read happens once the last one is 2 seconds old (moved back here, not waited for).
+    await h.admin.db.execute(
+      sql`UPDATE webhook_endpoints SET due_scanned_at = now() - interval '3 seconds' WHERE id = ${endpoint}`,
+    );
+    expect(await claim(3)).toEqual([first]);
+  });
+
   it('four workers together never send one endpoint more than its cap at once', async () => {
     const t = await newTenant(h);
     const CAP = 3;

@@ -30,6 +30,17 @@ export const webhookEndpoints = pgTable(
     rateRefilledAt: ts('rate_refilled_at'),
     /** A 429/503 with Retry-After: no attempt to this endpoint before then (worker-only state). */
     pausedUntil: ts('paused_until'),
+    /**
+     * Deliveries claimed for this endpoint and maybe still in flight, across every worker:
+     * the per-endpoint cap counts those whose lease holds (worker-only state, kept by the claim).
+     */
+    inflightIds: text('inflight_ids').array().notNull().default(sql`'{}'`),
+    /**
+     * Where the next claim may start reading this endpoint's due deliveries, and when a claim
+     * last read them from the start (worker-only state, kept by the claim; drizzle/0025).
+     */
+    dueFrom: ts('due_from'),
+    dueScannedAt: ts('due_scanned_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -77,9 +88,6 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_endpoint_due_idx')
       .on(t.endpointId, t.nextAttemptAt, t.id)
       .where(sql`status IN ('pending', 'failed')`),
-    index('webhook_deliveries_endpoint_claimed_idx')
-      .on(t.endpointId, t.lockedUntil)
-      .where(sql`claim_token IS NOT NULL`),
   ],
 );
 
