@@ -37,7 +37,10 @@ export const installmentKeyPrefix = (scheduleId: string) => `schedule:${schedule
  * The monthly batch of one organization, on the first of the month in its timezone
  * (or the first run after): the completed, unbilled, priced visits of its batch-billed
  * schedules completed in the previous month, one invoice per customer, sent when every
- * schedule it bills says autoSend.
+ * schedule it bills says autoSend. A visit of an earlier month that was not billable when
+ * its month's batch ran (its lines were added later, or its completion committed after the
+ * batch) goes on the customer's next batch with that month's visits: the batch takes every
+ * unbilled visit completed before this month, under the key of the month just ended.
  *
  * jobs (the month's batch visits, locked) → invoices (a key per customer and month,
  * claimed) → bill-jobs.ts (invoices, jobs marked billed, sends) → invoices (keys → invoices).
@@ -46,7 +49,6 @@ export async function billBatchVisits(ctx: Ctx, now: Date, deps: SendDeps): Prom
   const { timezone } = await getOrgSettings(ctx);
   const month = previousMonth(today(timezone, now));
   const visits = await lockUnbilledJobs(ctx, {
-    from: startOfDayIn(month.from, timezone),
     to: startOfDayIn(addDays(month.to, 1), timezone),
     where: visitsBilledBy(ctx, 'batch'),
   });

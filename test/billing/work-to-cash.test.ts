@@ -239,6 +239,25 @@ describe('from work to cash', () => {
       // November's visit waits for December 1st; a schedule billed `none` is never batched.
       expect(invoiceOf.get(bobVisits[1] as string)).toBeNull();
       expect(invoiceOf.get(perVisit as string)).toBeNull();
+
+      // An October visit that became billable after October's batch (its completion, dated
+      // October 20th, committed later) is not billed on its own mid-month: it goes on the
+      // customer's next batch, December 1st, with November's visits.
+      await completedOn(annVisits[2] as string, '2026-10-20T16:00:00Z');
+      expect(await billSchedules(h.database.db, deps(), new Date('2026-11-15T18:00:00Z'))).toBe(0);
+      // (The pass's own count also takes in other tests' visits of this organization.)
+      await billSchedules(h.database.db, deps(), new Date('2026-12-01T07:00:00Z'));
+      expect(await invoicesOf(bob)).toHaveLength(2);
+      const annAll = await invoicesOf(ann);
+      expect(annAll).toHaveLength(2);
+      expect(annAll[1]).toMatchObject({ subtotalCents: 4500 });
+      const [late] = await h.admin.db
+        .select({ invoiceId: jobs.invoiceId })
+        .from(jobs)
+        .where(eq(jobs.id, annVisits[2] as string));
+      expect(late?.invoiceId).toBe(annAll[1]?.id);
+      await billSchedules(h.database.db, deps(), new Date('2026-12-02T07:00:00Z'));
+      expect(await invoicesOf(ann)).toHaveLength(2);
     });
   });
 

@@ -61,8 +61,8 @@ export async function lockJobsToBill(ctx: Ctx, ids: string[]): Promise<BillableJ
 }
 
 export interface UnbilledQuery {
-  /** Completed at or after this instant. */
-  from: Date;
+  /** Completed at or after this instant (none: however long ago). */
+  from?: Date | undefined;
   /** Completed before this instant. */
   to: Date;
   customerIds?: string[] | undefined;
@@ -80,10 +80,10 @@ export async function lockUnbilledJobs(ctx: Ctx, q: UnbilledQuery): Promise<Bill
     eq(jobs.organizationId, ctx.organizationId),
     eq(jobs.status, 'completed'),
     isNull(jobs.invoiceId),
-    gte(jobs.completedAt, q.from),
     lt(jobs.completedAt, q.to),
     sql`jsonb_array_length(${jobs.lineItems}) > 0`,
   ];
+  if (q.from) where.push(gte(jobs.completedAt, q.from));
   if (q.customerIds) where.push(inArray(jobs.customerId, q.customerIds));
   if (q.where) where.push(q.where);
   const rows = await ctx.tx

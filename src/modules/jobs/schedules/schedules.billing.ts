@@ -42,14 +42,15 @@ export async function autoSendingSchedules(ctx: Ctx, scheduleIds: string[]): Pro
 
 /**
  * Organizations with completed, unbilled, priced visits of batch-billed schedules
- * completed during the previous calendar month in their timezone, across
- * organizations, in one statement over the partial index of unbilled completed jobs.
- * Once billed, a visit drops out: the pass finds nothing more until the next month.
+ * completed before this calendar month in their timezone (the previous month's, and any
+ * earlier one that became billable late), across organizations, in one statement over the
+ * partial index of unbilled completed jobs. Once billed, a visit drops out: the pass finds
+ * nothing more until the next month. A late visit whose month is billed already keeps its
+ * organization on this list (a no-op pass: its key is taken) until the next month's batch.
  */
 export async function organizationsWithBatchVisits(db: Db, now: Date): Promise<string[]> {
   const at = sql`${now.toISOString()}::timestamptz`;
   const monthStart = sql`(date_trunc('month', ${at} AT TIME ZONE o.timezone) AT TIME ZONE o.timezone)`;
-  const previousStart = sql`((date_trunc('month', ${at} AT TIME ZONE o.timezone) - interval '1 month') AT TIME ZONE o.timezone)`;
   const rows = rowsOf<{ organization_id: string }>(
     await asPlatform(db, (tx) =>
       tx.execute(sql`
@@ -57,7 +58,7 @@ export async function organizationsWithBatchVisits(db: Db, now: Date): Promise<s
         JOIN organizations o ON o.id = j.organization_id
         JOIN job_schedules s ON s.id = j.schedule_id AND s.organization_id = j.organization_id
         WHERE j.status = 'completed' AND j.invoice_id IS NULL
-          AND j.completed_at >= ${previousStart} AND j.completed_at < ${monthStart}
+          AND j.completed_at < ${monthStart}
           AND jsonb_array_length(j.line_items) > 0
           AND s.billing->>'mode' = 'batch'`),
     ),
