@@ -237,7 +237,8 @@ type Success = { claim: ClaimedDelivery; result: AttemptResult };
 
 /**
  * The results as one array per column: eight parameters whatever the batch size, so
- * building the call costs next to nothing next to a VALUES list of 8 × n cells.
+ * building the call costs next to nothing next to a VALUES list of 8 × n cells. As plain
+ * values for the prepared call, or as query-builder parameters for recordSuccesses.
  */
 function successColumnValues(items: ReadonlyArray<Success>): unknown[][] {
   const ids: string[] = [];

@@ -33,8 +33,9 @@ export function asPlatform<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
  * `database.platformDb`, whose connections are the platform role from the start, with no
  * BEGIN / SET ROLE / COMMIT around it; a single statement is atomic on its own, so the
  * guarantees are the same in one round trip instead of three. For the webhook worker's
- * claims and result writes, a few hundred a second under load (bench/parts/webhooks.ts).
- * `fn` must send exactly one statement: two would commit separately.
+ * result writes one by one (its batched claims and results are prepared statements on the
+ * same connections: Database.platformQuery). `fn` must send exactly one statement: two
+ * would commit separately.
  */
 export function asPlatformStatement<T>(database: Pick<Database, 'platformDb'>, fn: (db: Db) => Promise<T>): Promise<T> {
   return fn(database.platformDb);
