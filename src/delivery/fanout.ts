@@ -55,31 +55,36 @@ export async function dispatchEvents(database: Database, limit = 200): Promise<n
       })
       .from(webhookEndpoints)
       .where(and(inArray(webhookEndpoints.organizationId, orgIds), eq(webhookEndpoints.active, true)));
-    // Column arrays for one set-based INSERT … SELECT FROM unnest(…): a few parameters
-    // whatever the batch size, instead of a VALUES list the query builder walks per cell.
-    const ids: string[] = [];
-    const orgs: string[] = [];
-    const endpointIds: string[] = [];
-    const eventIds: string[] = [];
-    const types: string[] = [];
-    const bodies: string[] = [];
+    // One JSON parameter for one set-based INSERT … SELECT FROM json_to_recordset(…): JSON.stringify
+    // escapes the bodies in one native pass, where pg escapes array elements one by one
+    // (a measurable share of the worker's CPU), and a VALUES list is walked per cell.
+    const rows: Array<{
+      id: string;
+      organization_id: string;
+      endpoint_id: string;
+      event_id: string;
+      event: string;
+      body: string;
+    }> = [];
     for (const e of batch) {
       for (const ep of endpoints) {
         if (ep.organizationId !== e.organizationId || !subscribes(ep.events, e.type)) continue;
         const id = newId('dlv');
-        ids.push(id);
-        orgs.push(e.organizationId);
-        endpointIds.push(ep.id);
-        eventIds.push(e.id);
-        types.push(e.type);
-        bodies.push(deliveryBody(id, e.type, e.createdAt, e.organizationId, e.data));
+        rows.push({
+          id,
+          organization_id: e.organizationId,
+          endpoint_id: ep.id,
+          event_id: e.id,
+          event: e.type,
+          body: deliveryBody(id, e.type, e.createdAt, e.organizationId, e.data),
+        });
       }
     }
-    if (ids.length > 0) {
+    if (rows.length > 0) {
       await tx.execute(sql`
         INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event, body)
-        SELECT * FROM unnest(${sql.param(ids)}::text[], ${sql.param(orgs)}::text[], ${sql.param(endpointIds)}::text[],
-                             ${sql.param(eventIds)}::text[], ${sql.param(types)}::text[], ${sql.param(bodies)}::text[])`);
+        SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
+          AS x(id text, organization_id text, endpoint_id text, event_id text, event text, body text)`);
     }
     await tx.execute(
       sql`UPDATE events SET dispatched_at = now() WHERE id = ANY(${sql.param(batch.map((e) => e.id))}::text[])`,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { type Database, type Db, rowsOf } from '../db/client.js';
 import { newId } from '../platform/ids.js';
@@ -22,7 +21,11 @@ export interface ClaimedDelivery {
   secretEnc: string;
   previousSecretEnc: string | null;
   previousValid: boolean;
-  claimToken: string;
+  /**
+   * Its next_attempt_at when claimed, as the database wrote it (to the microsecond): the
+   * result applies only while the delivery is still pending or failed and due then.
+   */
+  due: string;
 }
 
 export interface ClaimOptions {
@@ -49,9 +52,9 @@ export interface ClaimOptions {
  */
 
 /**
- * Claims due deliveries fairly, with FOR UPDATE SKIP LOCKED and a lease (locked_until):
- * two workers never claim the same delivery, and a delivery whose worker died is
- * claimed again once its lease has expired. All times come from the database clock.
+ * Claims due deliveries fairly, under a lease kept on the endpoint row: two workers never
+ * claim the same delivery, and a delivery whose worker died is claimed again once its
+ * lease has expired. All times come from the database clock.
  *
  * Fairness. The claim walks the ENDPOINTS that have due work, not the oldest due
  * deliveries: a backlog of one endpoint is one candidate like any other, so however
@@ -64,16 +67,19 @@ export interface ClaimOptions {
  * webhook_deliveries_endpoint_due_idx.
  *
  * Caps across workers. The claim is the database function `webhook_claim`
- * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023 and 0025), two statements in
+ * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023, 0025 and 0026), two statements in
  * one call. The first locks the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED:
  * another worker claiming the same endpoint skips it, nothing waits). The second takes a
  * fresh snapshot after the locks are held, so it sees every claim that committed before,
  * and counts each endpoint's deliveries in flight (all workers) and its rate tokens
  * exactly: two workers can never both fill the same room. The endpoint row lists its
- * claims (`inflight_ids`); the count probes those by key, so it costs the same however
- * many deliveries finished lately (a range of a lease index would hold every delivery of
- * the last lease period, dead or not). The list, pruned of finished claims, and the rate
- * tokens spent are written back on the locked row; results never touch it.
+ * claims (`inflight_ids`, each with the due time it was claimed at and its lease); the
+ * count probes those by key, so it costs the same however many deliveries finished
+ * lately. The list, pruned of finished claims, with this claim's added, and the rate
+ * tokens spent are written back on the locked row; results never touch it, and the
+ * claimed deliveries are not written at all (0026): a listed one is skipped by other
+ * claims while its lease holds, and its result applies only while it is still as
+ * claimed (`due`).
  *
  * One call is one round trip and one implicit transaction (Database.platformQuery), and
  * the function's plans are kept per connection: under load a claim costs about what
@@ -84,34 +90,31 @@ export async function claimDeliveries(
   opts: ClaimOptions,
 ): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
-  const token = randomUUID();
   const rows = await database.platformQuery(CLAIM, [
     opts.limit,
     opts.perEndpoint,
     Math.round(opts.leaseMs),
-    token,
     opts.answered ?? [],
   ]);
-  return rows.map((r) => claimedOf(r, 0, token));
+  return rows.map((r) => claimedOf(r, 0));
 }
 
 /*
  * The two hot calls are prepared statements sent without the query builder (see
  * Database.platformQuery), their rows arrays in the functions' column order:
- * id, organization_id, endpoint_id, event, body, attempt_count, url, secret_enc,
- * previous_secret_enc, previous_valid (after a leading `kind` in webhook_record_and_claim).
+ * id, organization_id, endpoint_id, event, body, attempt_count, due, url, secret_enc,
+ * previous_secret_enc, previous_valid (after a leading `recorded` in webhook_record_and_claim).
  */
 const CLAIM = {
   name: 'webhook_claim',
-  text: 'SELECT * FROM webhook_claim($1::int, $2::int, $3::int, $4::text, $5::text[])',
+  text: 'SELECT * FROM webhook_claim($1::int, $2::int, $3::int, $4::text[])',
 };
 const RECORD_AND_CLAIM = {
   name: 'webhook_record_and_claim',
-  text: `SELECT * FROM webhook_record_and_claim($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-    $6::int[], $7::int[], $8::text[], $9::int, $10::int, $11::int, $12::text, $13::text[])`,
+  text: 'SELECT * FROM webhook_record_and_claim($1::json, $2::int, $3::int, $4::int, $5::text[])',
 };
 
-function claimedOf(r: unknown[], at: number, token: string): ClaimedDelivery {
+function claimedOf(r: unknown[], at: number): ClaimedDelivery {
   return {
     id: r[at] as string,
     organizationId: r[at + 1] as string,
@@ -119,11 +122,11 @@ function claimedOf(r: unknown[], at: number, token: string): ClaimedDelivery {
     event: r[at + 3] as string,
     body: r[at + 4] as string,
     attemptCount: Number(r[at + 5]),
-    url: r[at + 6] as string,
-    secretEnc: r[at + 7] as string,
-    previousSecretEnc: (r[at + 8] as string | null) ?? null,
-    previousValid: r[at + 9] === true,
-    claimToken: token,
+    due: r[at + 6] as string,
+    url: r[at + 7] as string,
+    secretEnc: r[at + 8] as string,
+    previousSecretEnc: (r[at + 9] as string | null) ?? null,
+    previousValid: r[at + 10] === true,
   };
 }
 
@@ -133,6 +136,15 @@ export interface RecordOutcome {
   /** `deferred`: a 429/503 with Retry-After put the delivery back without using up an attempt. */
   status: 'succeeded' | 'failed' | 'dead' | 'deferred' | null;
   endpointDeactivated: boolean;
+}
+
+/**
+ * The delivery is still as `claim` found it: no result has been written for it since.
+ * (Not `status IN ('pending', 'failed')`: that matches the due index's predicate, and the
+ * planner may read that index instead of probing the key; drizzle/0026.)
+ */
+function stillClaimed(claim: ClaimedDelivery) {
+  return sql`status NOT IN ('succeeded', 'dead') AND next_attempt_at = ${claim.due}::timestamptz`;
 }
 
 /**
@@ -156,7 +168,7 @@ export async function recordAttempt(
   const ok = result.ok;
   const res = await db.execute(sql`
     WITH mine AS (
-      SELECT id FROM webhook_deliveries WHERE id = ${claim.id} AND claim_token = ${claim.claimToken}
+      SELECT id FROM webhook_deliveries WHERE id = ${claim.id} AND ${stillClaimed(claim)}
     ), log AS (
       INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
       SELECT ${newId('wha')}, ${claim.organizationId}, ${claim.id}, ${result.attemptedAt.toISOString()}::timestamptz,
@@ -190,20 +202,18 @@ export async function recordAttempt(
           attempt_count = attempt_count + 1,
           next_attempt_at = CASE WHEN ${ok}::boolean OR ${exhausted}::boolean THEN next_attempt_at
                                  ELSE now() + make_interval(secs => ${delayMs}::double precision / 1000) END,
-          locked_until = NULL,
-          claim_token = NULL,
           last_status_code = ${result.statusCode}::int,
           last_error = ${result.error}::text,
           last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz,
           succeeded_at = CASE WHEN ${ok}::boolean THEN now() ELSE NULL END,
           updated_at = now()
       -- The claim is checked again on the row as it is when locked: a deactivation that
-      -- committed meanwhile has turned it dead and dropped the claim, and that stands.
-      WHERE id IN (SELECT id FROM mine) AND claim_token = ${claim.claimToken}
+      -- committed meanwhile has turned it dead, and that stands.
+      WHERE id IN (SELECT id FROM mine) AND ${stillClaimed(claim)}
       RETURNING status
     ), dead AS (
       UPDATE webhook_deliveries
-      SET status = 'dead', locked_until = NULL, claim_token = NULL, updated_at = now(),
+      SET status = 'dead', updated_at = now(),
           last_error = COALESCE(last_error, 'Endpoint deactivated after ${sql.raw(String(MAX_CONSECUTIVE_FAILURES))} consecutive failed deliveries')
       WHERE organization_id = ${claim.organizationId}
         AND endpoint_id IN (SELECT id FROM ep WHERE NOT active)
@@ -229,45 +239,30 @@ export async function recordAttempt(
  */
 export async function recordSuccesses(db: Db, items: ReadonlyArray<Success>): Promise<Set<string>> {
   if (items.length === 0) return new Set();
-  const res = await db.execute(sql`SELECT id FROM webhook_record_successes(${successColumns(items)}) AS id`);
+  const res = await db.execute(sql`SELECT id FROM webhook_record_successes(${successesJson(items)}::json) AS id`);
   return new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
 }
 
 type Success = { claim: ClaimedDelivery; result: AttemptResult };
 
 /**
- * The results as one array per column: eight parameters whatever the batch size, so
- * building the call costs next to nothing next to a VALUES list of 8 × n cells. As plain
- * values for the prepared call, or as query-builder parameters for recordSuccesses.
+ * The results as one JSON array (the functions' `p_results`, read by json_to_recordset):
+ * one parameter whatever the batch size, and JSON.stringify escapes it in one native pass
+ * where pg would escape eight arrays element by element.
  */
-function successColumnValues(items: ReadonlyArray<Success>): unknown[][] {
-  const ids: string[] = [];
-  const tokens: string[] = [];
-  const orgs: string[] = [];
-  const attemptIds: string[] = [];
-  const at: string[] = [];
-  const codes: Array<number | null> = [];
-  const durations: number[] = [];
-  const bodies: Array<string | null> = [];
-  for (const { claim, result } of items) {
-    ids.push(claim.id);
-    tokens.push(claim.claimToken);
-    orgs.push(claim.organizationId);
-    attemptIds.push(newId('wha'));
-    at.push(result.attemptedAt.toISOString());
-    codes.push(result.statusCode);
-    durations.push(result.durationMs);
-    bodies.push(result.responseBody);
-  }
-  return [ids, tokens, orgs, attemptIds, at, codes, durations, bodies];
-}
-
-function successColumns(items: ReadonlyArray<Success>) {
-  const [ids, tokens, orgs, attemptIds, at, codes, durations, bodies] = successColumnValues(items).map((c) =>
-    sql.param(c),
+function successesJson(items: ReadonlyArray<Success>): string {
+  return JSON.stringify(
+    items.map(({ claim, result }) => ({
+      id: claim.id,
+      due: claim.due,
+      org: claim.organizationId,
+      attempt_id: newId('wha'),
+      attempted_at: result.attemptedAt,
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      response_body: result.responseBody,
+    })),
   );
-  return sql`${ids}::text[], ${tokens}::text[], ${orgs}::text[], ${attemptIds}::text[], ${at}::timestamptz[],
-    ${codes}::int[], ${durations}::int[], ${bodies}::text[]`;
 }
 
 /**
@@ -281,20 +276,18 @@ export async function recordSuccessesAndClaim(
   items: ReadonlyArray<Success>,
   opts: ClaimOptions,
 ): Promise<{ applied: Set<string>; claimed: ClaimedDelivery[] }> {
-  const token = randomUUID();
   const rows = await database.platformQuery(RECORD_AND_CLAIM, [
-    ...successColumnValues(items),
+    successesJson(items),
     Math.max(0, opts.limit),
     opts.perEndpoint,
     Math.round(opts.leaseMs),
-    token,
     opts.answered ?? [],
   ]);
-  const applied = new Set<string>();
+  let applied = new Set<string>();
   const claimed: ClaimedDelivery[] = [];
   for (const r of rows) {
-    if (r[0] === 'recorded') applied.add(r[1] as string);
-    else claimed.push(claimedOf(r, 1, token));
+    if (r[0] !== null) applied = new Set(r[0] as string[]);
+    else claimed.push(claimedOf(r, 1));
   }
   return { applied, claimed };
 }
@@ -324,10 +317,10 @@ export async function recordDeferral(
       WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${claim.id})
     ), self AS (
       UPDATE webhook_deliveries
-      SET next_attempt_at = ${until}, locked_until = NULL, claim_token = NULL,
+      SET next_attempt_at = ${until},
           last_status_code = ${result.statusCode}::int, last_error = ${error}::text,
           last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz, updated_at = now()
-      WHERE id = ${claim.id} AND claim_token = ${claim.claimToken}
+      WHERE id = ${claim.id} AND ${stillClaimed(claim)}
       RETURNING endpoint_id
     ), pause AS (
       UPDATE webhook_endpoints

@@ -199,9 +199,10 @@ describe('webhook fairness and per-endpoint limits', () => {
     // Both in flight: the cap of 2 is full.
     expect(await claim()).toEqual([]);
     // The first one's worker died: once its lease has run out it no longer counts...
-    await h.admin.db.execute(
-      sql`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE id = ${first}`,
-    );
+    await h.admin.db.execute(sql`UPDATE webhook_endpoints
+      SET inflight_until = ARRAY(SELECT CASE WHEN l.id = ${first} THEN now() - interval '1 second' ELSE l.until END
+                                 FROM unnest(inflight_ids, inflight_until) AS l(id, until))
+      WHERE id = ${endpoint}`);
     // ...and the next claim reads from just before the second one (the oldest it picked),
     // so it takes the third; the first, due a minute earlier, waits for a read from the start.
     // (The last read from the start is dated ahead here so that a slow machine cannot age it.)

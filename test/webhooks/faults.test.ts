@@ -6,7 +6,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningWorker, startTasks } from '../../src/background/runner.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
-import { webhookDeliveries } from '../../src/db/schema/index.js';
+import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
 import { createWebhookTask } from '../../src/delivery/delivery.task.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { emitEvents, RETRY_ENV, type Receiver, startReceiver, waitFor } from './helpers.js';
@@ -82,7 +82,13 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
 
     const [claimed] = await deliveriesOf(endpointId);
     expect(claimed?.status).toBe('pending');
-    expect(claimed?.lockedUntil).not.toBeNull(); // still leased by the dead worker
+    // Still leased by the dead worker, on its endpoint's row.
+    const [endpoint] = await h.admin.db
+      .select({ ids: webhookEndpoints.inflightIds, until: webhookEndpoints.inflightUntil })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.id, endpointId));
+    expect(endpoint?.ids).toEqual([claimed?.id]);
+    expect(endpoint?.until).toHaveLength(1);
     expect(claimed?.attemptCount).toBe(0);
 
     await ownWorker();

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
@@ -31,10 +31,18 @@ export const webhookEndpoints = pgTable(
     /** A 429/503 with Retry-After: no attempt to this endpoint before then (worker-only state). */
     pausedUntil: ts('paused_until'),
     /**
-     * Deliveries claimed for this endpoint and maybe still in flight, across every worker:
-     * the per-endpoint cap counts those whose lease holds (worker-only state, kept by the claim).
+     * Deliveries claimed for this endpoint and maybe still in flight, across every worker,
+     * with, position by position, the next_attempt_at each had when claimed and when that
+     * claim's lease runs out. A listed delivery is in flight while its lease holds and it is
+     * still in the state it was claimed in; the per-endpoint cap counts those, and no other
+     * claim takes them (worker-only state, kept by the claim; drizzle/0025, 0026).
      */
     inflightIds: text('inflight_ids').array().notNull().default(sql`'{}'`),
+    inflightDue: timestamp('inflight_due', { withTimezone: true, mode: 'string' }).array().notNull().default(sql`'{}'`),
+    inflightUntil: timestamp('inflight_until', { withTimezone: true, mode: 'string' })
+      .array()
+      .notNull()
+      .default(sql`'{}'`),
     /**
      * Where the next claim may start reading this endpoint's due deliveries, and when a claim
      * last read them from the start (worker-only state, kept by the claim; drizzle/0025).
@@ -71,10 +79,11 @@ export const webhookDeliveries = pgTable(
     status: text('status').notNull().default('pending'),
     /** Attempts made since creation or the last requeue. */
     attemptCount: integer('attempt_count').notNull().default(0),
+    /**
+     * When it is due. A claim leases it on its endpoint's row (inflightIds), and a result
+     * applies only while this and the status are as the claim saw them.
+     */
     nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
-    /** Lease of the worker that claimed the delivery; another worker may take it after this. */
-    lockedUntil: ts('locked_until'),
-    claimToken: text('claim_token'),
     lastStatusCode: integer('last_status_code'),
     lastError: text('last_error'),
     lastAttemptAt: ts('last_attempt_at'),

@@ -308,8 +308,6 @@ export async function requeueDelivery(ctx: Ctx, id: string) {
       status: 'pending',
       attemptCount: 0,
       nextAttemptAt: sql`now()`,
-      lockedUntil: null,
-      claimToken: null,
       updatedAt: new Date(),
     })
     .where(and(eq(webhookDeliveries.organizationId, ctx.organizationId), eq(webhookDeliveries.id, id)))
