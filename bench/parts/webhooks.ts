@@ -24,7 +24,7 @@ const WARM_UP = 4000;
 /** Later rounds: the code is warm; only the new worker's or agent's connections are not. */
 const WARM_UP_LATER = 500;
 /** Timed rounds per side; the report compares the medians. */
-const ROUNDS = 3;
+const ROUNDS = 5;
 const CONCURRENCY = 32;
 const LATENCY_EVENTS = 300;
 const LATENCY_RATE_PER_S = 100;
