@@ -67,7 +67,7 @@ export interface ClaimOptions {
  * webhook_deliveries_endpoint_due_idx.
  *
  * Caps across workers. The claim is the database function `webhook_claim`
- * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023, 0025 and 0026), two statements in
+ * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023, 0025, 0026 and 0027), two statements in
  * one call. The first locks the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED:
  * another worker claiming the same endpoint skips it, nothing waits). The second takes a
  * fresh snapshot after the locks are held, so it sees every claim that committed before,

@@ -44,10 +44,14 @@ export const webhookEndpoints = pgTable(
       .notNull()
       .default(sql`'{}'`),
     /**
-     * Where the next claim may start reading this endpoint's due deliveries, and when a claim
-     * last read them from the start (worker-only state, kept by the claim; drizzle/0025).
+     * Where the next claim starts reading this endpoint's due deliveries (just after the
+     * newest one the last claim took, by next_attempt_at and id), when a claim last read
+     * from 250 ms before it, and when one last read from the start (worker-only state, kept
+     * by the claim; drizzle/0025, 0027).
      */
     dueFrom: ts('due_from'),
+    dueFromId: text('due_from_id'),
+    dueMarginAt: ts('due_margin_at'),
     dueScannedAt: ts('due_scanned_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
