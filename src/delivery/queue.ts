@@ -43,6 +43,11 @@ export interface ClaimOptions {
    * refused one is not listed: it holds its room until its pause or back-off is written.
    */
   answered?: readonly string[];
+  /**
+   * All the caller's claims whose result it has not written yet (under way or answered):
+   * in flight while their lease holds, so the claim need not look them up (0028).
+   */
+  held?: readonly string[];
 }
 
 /*
@@ -67,7 +72,7 @@ export interface ClaimOptions {
  * webhook_deliveries_endpoint_due_idx.
  *
  * Caps across workers. The claim is the database function `webhook_claim`
- * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023, 0025, 0026 and 0027), two statements in
+ * (drizzle/0021_webhook_claim_functions.sql, as revised by 0023, 0025, 0026, 0027 and 0028), two statements in
  * one call. The first locks the chosen endpoint rows (FOR NO KEY UPDATE SKIP LOCKED:
  * another worker claiming the same endpoint skips it, nothing waits). The second takes a
  * fresh snapshot after the locks are held, so it sees every claim that committed before,
@@ -75,7 +80,8 @@ export interface ClaimOptions {
  * exactly: two workers can never both fill the same room. The endpoint row lists its
  * claims (`inflight_ids`, each with the due time it was claimed at and its lease); the
  * count probes those by key, so it costs the same however many deliveries finished
- * lately. The list, pruned of finished claims, with this claim's added, and the rate
+ * lately; those the caller's call has just recorded, and those the caller still holds, are
+ * not probed at all (0028). The list, pruned of finished claims, with this claim's added, and the rate
  * tokens spent are written back on the locked row; results never touch it, and the
  * claimed deliveries are not written at all (0026): a listed one is skipped by other
  * claims while its lease holds, and its result applies only while it is still as
@@ -95,6 +101,7 @@ export async function claimDeliveries(
     opts.perEndpoint,
     Math.round(opts.leaseMs),
     opts.answered ?? [],
+    opts.held ?? [],
   ]);
   return rows.map((r) => claimedOf(r, 0));
 }
@@ -103,15 +110,16 @@ export async function claimDeliveries(
  * The two hot calls are prepared statements sent without the query builder (see
  * Database.platformQuery), their rows arrays in the functions' column order:
  * id, organization_id, endpoint_id, event, body, attempt_count, due, url, secret_enc,
- * previous_secret_enc, previous_valid (after a leading `recorded` in webhook_record_and_claim).
+ * previous_secret_enc, previous_valid (after a leading `recorded` in webhook_record_and_claim: the
+ * ids of the results that applied, comma-separated; ids never hold a comma).
  */
 const CLAIM = {
   name: 'webhook_claim',
-  text: 'SELECT * FROM webhook_claim($1::int, $2::int, $3::int, $4::text[])',
+  text: "SELECT * FROM webhook_claim($1::int, $2::int, $3::int, $4::text[], '{}'::text[], $5::text[])",
 };
 const RECORD_AND_CLAIM = {
   name: 'webhook_record_and_claim',
-  text: 'SELECT * FROM webhook_record_and_claim($1::json, $2::int, $3::int, $4::int, $5::text[])',
+  text: 'SELECT * FROM webhook_record_and_claim($1::json, $2::int, $3::int, $4::int, $5::text[], $6::text[])',
 };
 
 function claimedOf(r: unknown[], at: number): ClaimedDelivery {
@@ -282,11 +290,12 @@ export async function recordSuccessesAndClaim(
     opts.perEndpoint,
     Math.round(opts.leaseMs),
     opts.answered ?? [],
+    opts.held ?? [],
   ]);
   let applied = new Set<string>();
   const claimed: ClaimedDelivery[] = [];
   for (const r of rows) {
-    if (r[0] !== null) applied = new Set(r[0] as string[]);
+    if (r[0] !== null) applied = new Set(r[0] === '' ? [] : (r[0] as string).split(','));
     else claimed.push(claimedOf(r, 1));
   }
   return { applied, claimed };

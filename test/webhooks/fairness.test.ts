@@ -4,7 +4,7 @@ import type { RunningWorker } from '../../src/background/runner.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
 import { dispatchEvents } from '../../src/delivery/fanout.js';
-import { type ClaimedDelivery, claimDeliveries } from '../../src/delivery/queue.js';
+import { type ClaimedDelivery, claimDeliveries, recordSuccessesAndClaim } from '../../src/delivery/queue.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import {
   emitEvents,
@@ -216,6 +216,45 @@ describe('webhook fairness and per-endpoint limits', () => {
       sql`UPDATE webhook_endpoints SET due_scanned_at = now() - interval '3 seconds' WHERE id = ${endpoint}`,
     );
     expect(await claim(3)).toEqual([first]);
+  });
+
+  it("takes the caller's word for its own claims: held ones count without a look-up, ones its call just recorded are over", async () => {
+    const t = await newTenant(h);
+    const sink = await receiver();
+    const endpoint = (await register(t, sink.url, ['job.created'])).id;
+    await emitEvents(h.database, t.organizationId, events('job.created', 4));
+    await fanOut();
+    const opts = { limit: 2, leaseMs: 600_000, perEndpoint: 2 };
+    const [one, two] = await claimDeliveries(h.database, opts);
+    expect(one && two).toBeTruthy();
+    if (!one || !two) return;
+    // The first one's result commits behind the claimer's back (another connection of its worker).
+    await h.admin.db.execute(sql`UPDATE webhook_deliveries SET status = 'succeeded' WHERE id = ${one.id}`);
+    // The caller still holds both: no look-up, so the cap of 2 stays full (never less than in flight)...
+    expect(await claimDeliveries(h.database, { ...opts, held: [one.id, two.id] })).toEqual([]);
+    // ...while a claimer that does not hold them looks them up, finds the first over and takes one more.
+    const [three, none] = await claimDeliveries(h.database, opts);
+    expect(none).toBeUndefined();
+    if (!three) throw new Error('expected a third delivery');
+    // Recording the second and claiming in one call: the recorded one is over at once (not looked
+    // up), the held third still counts, so there is room for exactly one: the fourth.
+    const result = {
+      ok: true,
+      statusCode: 200,
+      durationMs: 1,
+      error: null,
+      responseBody: 'ok',
+      attemptedAt: new Date(),
+    };
+    const done = await recordSuccessesAndClaim(h.database, [{ claim: two, result }], {
+      ...opts,
+      held: [two.id, three.id],
+    });
+    expect([...done.applied]).toEqual([two.id]);
+    expect(done.claimed.map((c) => c.id)).toHaveLength(1);
+    expect(done.claimed[0]?.id).not.toBe(three.id);
+    const [row] = await h.admin.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint));
+    expect(new Set(row?.inflightIds)).toEqual(new Set([three.id, done.claimed[0]?.id]));
   });
 
   it('four workers together never send one endpoint more than its cap at once', async () => {
