@@ -241,8 +241,9 @@ export async function recordAttempt(
 
 /**
  * The common case in bulk: successful attempts, written by one call of the database
- * function `webhook_record_successes` (attempt log rows, delivery rows → succeeded,
- * failure counters of the touched endpoints reset where they are not already zero).
+ * function `webhook_record_successes` (delivery rows → succeeded, each with its attempt
+ * kept on the row (0029); an attempt row only for a result whose claim was lost; failure
+ * counters of the touched endpoints reset where they are not already zero).
  * Returns the ids whose claim was still held.
  */
 export async function recordSuccesses(db: Db, items: ReadonlyArray<Success>): Promise<Set<string>> {

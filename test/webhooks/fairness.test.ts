@@ -1,7 +1,7 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWorker } from '../../src/background/runner.js';
-import { type Database, openDatabase } from '../../src/db/client.js';
+import { type Database, openDatabase, rowsOf } from '../../src/db/client.js';
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
 import { dispatchEvents } from '../../src/delivery/fanout.js';
 import { type ClaimedDelivery, claimDeliveries, recordSuccessesAndClaim } from '../../src/delivery/queue.js';
@@ -255,6 +255,42 @@ describe('webhook fairness and per-endpoint limits', () => {
     expect(done.claimed[0]?.id).not.toBe(three.id);
     const [row] = await h.admin.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint));
     expect(new Set(row?.inflightIds)).toEqual(new Set([three.id, done.claimed[0]?.id]));
+  });
+
+  it('keeps a success recorded in bulk on the delivery row, logs a result that came after its claim was lost as a row, and shows both in the attempt log', async () => {
+    const t = await newTenant(h);
+    const sink = await receiver();
+    await register(t, sink.url, ['job.created']);
+    await emitEvents(h.database, t.organizationId, events('job.created', 1));
+    await fanOut();
+    const [d] = await claimDeliveries(h.database, { limit: 1, leaseMs: 600_000, perEndpoint: 2 });
+    if (!d) throw new Error('expected a claim');
+    const at = new Date(Date.now() - 5000);
+    const ok = (statusCode: number, body: string, attemptedAt: Date) => ({
+      ok: true,
+      statusCode,
+      durationMs: 7,
+      error: null,
+      responseBody: body,
+      attemptedAt,
+    });
+    const noClaim = { limit: 0, leaseMs: 600_000, perEndpoint: 2 };
+    const first = await recordSuccessesAndClaim(h.database, [{ claim: d, result: ok(200, 'first', at) }], noClaim);
+    expect([...first.applied]).toEqual([d.id]);
+    // A second worker's result for the same claim (its lease had run out) comes too late.
+    const late = new Date(at.getTime() + 1000);
+    const second = await recordSuccessesAndClaim(h.database, [{ claim: d, result: ok(201, 'late', late) }], noClaim);
+    expect([...second.applied]).toEqual([]);
+    const rows = await h.admin.db.execute(sql`SELECT status_code FROM webhook_attempts WHERE delivery_id = ${d.id}`);
+    expect(rowsOf(rows)).toEqual([{ status_code: 201 }]);
+    const detail = (await t.call('GET', `/api/webhook-deliveries/${d.id}`)).json().data;
+    expect(detail).toMatchObject({ status: 'succeeded', attempts: 1, lastStatusCode: 200 });
+    expect(detail.attemptLog).toMatchObject([
+      { statusCode: 200, durationMs: 7, error: null, responseBody: 'first', attemptedAt: at.toISOString() },
+      { statusCode: 201, responseBody: 'late', attemptedAt: late.toISOString() },
+    ]);
+    expect(detail.attemptLog[0].id).toMatch(/^wha_/);
+    expect(detail.attemptLog[0].id).not.toBe(detail.attemptLog[1].id);
   });
 
   it('four workers together never send one endpoint more than its cap at once', async () => {

@@ -92,6 +92,14 @@ export const webhookDeliveries = pgTable(
     lastError: text('last_error'),
     lastAttemptAt: ts('last_attempt_at'),
     succeededAt: ts('succeeded_at'),
+    /**
+     * The successful attempt, when the worker recorded it in bulk: kept here rather than as
+     * a webhook_attempts row (its time and status code are lastAttemptAt and lastStatusCode).
+     * The attempt log shows it like the others.
+     */
+    successAttemptId: text('success_attempt_id'),
+    successDurationMs: integer('success_duration_ms'),
+    successResponseBody: text('success_response_body'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -280,17 +280,30 @@ export async function getDelivery(ctx: Ctx, id: string) {
     .from(webhookAttempts)
     .where(and(eq(webhookAttempts.organizationId, ctx.organizationId), eq(webhookAttempts.deliveryId, id)))
     .orderBy(asc(webhookAttempts.attemptedAt), asc(webhookAttempts.id));
+  const log = attempts.map((a) => ({
+    id: a.id,
+    attemptedAt: a.attemptedAt,
+    statusCode: a.statusCode,
+    durationMs: a.durationMs,
+    error: a.error,
+    responseBody: a.responseBody,
+  }));
+  const success = successAttempt(row);
+  if (success) log.push(success);
+  log.sort((a, b) => a.attemptedAt.getTime() - b.attemptedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { ...deliveryView(row), payload: JSON.parse(row.body) as unknown, attemptLog: log };
+}
+
+/** The successful attempt the worker kept on the delivery row (drizzle/0029), as a log entry. */
+function successAttempt(row: DeliveryRow) {
+  if (row.successAttemptId === null || row.lastAttemptAt === null) return null;
   return {
-    ...deliveryView(row),
-    payload: JSON.parse(row.body) as unknown,
-    attemptLog: attempts.map((a) => ({
-      id: a.id,
-      attemptedAt: a.attemptedAt,
-      statusCode: a.statusCode,
-      durationMs: a.durationMs,
-      error: a.error,
-      responseBody: a.responseBody,
-    })),
+    id: row.successAttemptId,
+    attemptedAt: row.lastAttemptAt,
+    statusCode: row.lastStatusCode,
+    durationMs: row.successDurationMs ?? 0,
+    error: null,
+    responseBody: row.successResponseBody,
   };
 }
 
