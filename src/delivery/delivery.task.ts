@@ -304,8 +304,8 @@ export class WebhookWorker {
 
   /**
    * Whether answered results should wait a moment for the requests still under way. Each
-   * call costs the database a fixed part (the claim's endpoint lock and in-flight check,
-   * the commit) worth about ten results, and a worker's requests to a fast receiver all
+   * call costs a fixed part (two function calls, the claim's endpoint lock and row update,
+   * the commit, a round trip), and a worker's requests to a fast receiver all
    * answer within a millisecond or two: writing them as they come splits one burst into
    * two calls of half the size (the half answered while the previous call ran, then the
    * rest). Waiting up to `recordHoldMs` for the others halves the calls per delivery (the
