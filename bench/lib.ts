@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
@@ -42,3 +43,41 @@ export interface BenchPart {
 export const ratio = (service: number, baseline: number) => (baseline > 0 ? service / baseline : 0);
 export const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/**
+ * CPU time used so far, in µs: this process's (user + system), and the local PostgreSQL
+ * server's (every process named `postgres`, read from /proc; null where there is no /proc).
+ * Two readings around a timed window give CPU per operation, which says more than a rate on
+ * a small or busy machine: a round can be slow because the machine was, its CPU per
+ * operation much less so.
+ */
+export function cpuNow(): { node: number; postgres: number | null } {
+  const usage = process.cpuUsage();
+  return { node: usage.user + usage.system, postgres: postgresCpu() };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
+const USER_HZ = 100;
+
+function postgresCpu(): number | null {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return null;
+  }
+  let ticks = 0;
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (!stat.includes(' (postgres) ')) continue;
+    // Fields after "(comm) ": state is 0, utime 11, stime 12 (proc(5)).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1_000_000) / USER_HZ;
+}

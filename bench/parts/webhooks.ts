@@ -13,7 +13,7 @@ import { emit } from '../../src/platform/events/outbox.js';
 import { newId } from '../../src/platform/ids.js';
 import { SecretBox } from '../../src/platform/secrets.js';
 import { inTenant } from '../../src/platform/tenancy.js';
-import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
+import { type BenchPart, cpuNow, createBenchDatabase, fmt, ratio } from '../lib.js';
 
 const N = 3000;
 /**
@@ -118,18 +118,31 @@ export const webhooksBench: BenchPart = {
       amountDue: 0,
     };
 
+    /** CPU per delivery of each timed round (µs): this process, and PostgreSQL's processes. */
+    type Cpu = { node: number; postgres: number | null };
+    const baseCpu: Cpu[] = []; // the loop's own process only: it never touches the database
+    const svcCpu: Cpu[] = [];
+    const perDelivery = (from: Cpu, to: Cpu): Cpu => ({
+      node: (to.node - from.node) / N,
+      postgres: from.postgres === null || to.postgres === null ? null : (to.postgres - from.postgres) / N,
+    });
+
     // Baseline: the same number of signed POSTs from a bare undici loop, same concurrency.
     let baseRound = 0;
     const baseline = async (warm: number): Promise<number> => {
       const agent = new Agent({ connections: CONCURRENCY });
       const round = baseRound++;
       let start = performance.now();
+      let cpu = cpuNow();
       let next = 0;
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < warm + N) {
             const i = next++;
-            if (i === warm) start = performance.now();
+            if (i === warm) {
+              start = performance.now();
+              cpu = cpuNow();
+            }
             const id = `base_${round}_${i}`;
             const body = JSON.stringify({
               id,
@@ -153,6 +166,7 @@ export const webhooksBench: BenchPart = {
         }),
       );
       const rate = N / ((performance.now() - start) / 1000);
+      baseCpu.push(perDelivery(cpu, cpuNow()));
       await agent.close();
       rcv.reset();
       return rate;
@@ -176,8 +190,10 @@ export const webhooksBench: BenchPart = {
       });
       await rcv.until(warm);
       const start = performance.now();
+      const cpu = cpuNow();
       await rcv.until(warm + N);
       const rate = N / ((performance.now() - start) / 1000);
+      svcCpu.push(perDelivery(cpu, cpuNow()));
       await worker.stop();
       rcv.reset();
       return rate;
@@ -250,6 +266,11 @@ export const webhooksBench: BenchPart = {
     const baseRate = median(baseRates);
     const svcRate = median(svcRates);
     const list = (xs: number[]) => xs.map((x) => fmt(x)).join(', ');
+    const nodeCpu = (xs: Cpu[]) => `${fmt(median(xs.map((x) => x.node)))} µs`;
+    const pgCpu = (xs: Cpu[]) => {
+      const known = xs.flatMap((x) => (x.postgres === null ? [] : [x.postgres]));
+      return known.length === xs.length && known.some((x) => x > 0) ? `${fmt(median(known))} µs` : 'n/a';
+    };
     return [
       '## webhooks (PostgreSQL)',
       '',
@@ -259,6 +280,8 @@ export const webhooksBench: BenchPart = {
       '|---|---|---|---|',
       `| Throughput, ${N} deliveries, median of ${ROUNDS} alternating rounds after ${WARM_UP} untimed on each side (fan-out + claim + signed POST + attempt log) | ${fmt(svcRate)} /s | ${fmt(baseRate)} /s | ${fmt(ratio(svcRate, baseRate), 2)} (goal ≥ 0.6) |`,
       `| (the rounds, in order) | ${list(svcRates)} | ${list(baseRates)} | |`,
+      `| CPU per delivery in the timed rounds (median): this process (worker or loop, receiver, load) | ${nodeCpu(svcCpu)} | ${nodeCpu(baseCpu)} | |`,
+      `| CPU per delivery in the timed rounds (median): PostgreSQL, every server process (/proc, 10 ms ticks) | ${pgCpu(svcCpu)} | — (no database) | |`,
       `| (Outbox writes before the rounds: ${fmt(WARM_UP + N + (ROUNDS - 1) * (WARM_UP_LATER + N))} events in ${fmt(emitSec, 1)} s, not counted above) | | | |`,
       `| Event → first attempt, p50 (${LATENCY_EVENTS} events at ${LATENCY_RATE_PER_S}/s) | ${fmt(pct(lat, 50))} ms | | goal < 100 ms |`,
       `| Event → first attempt, p99 | ${fmt(pct(lat, 99))} ms | | |`,
