@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, json, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { organizationId } from './columns.js';
 
 /**
@@ -12,7 +12,8 @@ export const events = pgTable(
     id: text('id').primaryKey(),
     organizationId: organizationId(),
     type: text('type').notNull(),
-    data: jsonb('data').notNull(),
+    /** As emitted: JSON text, not jsonb (drizzle/0030), so deliveries carry the bytes the event was written with. */
+    data: json('data').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /** Set once the event has been turned into deliveries. */
     dispatchedAt: timestamp('dispatched_at', { withTimezone: true, mode: 'date' }),

@@ -35,11 +35,11 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
   };
   // One statement, one round trip: the outbox row, and the wake-up of LISTENing workers
   // (NOTIFY is delivered with the commit, never on rollback). Values are encoded as the
-  // query builder would (jsonb as JSON text, the time as ISO 8601).
+  // query builder would (json as JSON text, the time as ISO 8601).
   await ctx.tx.execute(sql`
     WITH written AS (
       INSERT INTO ${events} (id, organization_id, type, data, depth, created_at)
-      VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${JSON.stringify(row.data)}::jsonb, ${row.depth},
+      VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${JSON.stringify(row.data)}::json, ${row.depth},
               ${row.createdAt.toISOString()}::timestamptz)
     )
     SELECT pg_notify(${WAKE_CHANNEL}, '')`);
@@ -60,7 +60,7 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
       INSERT INTO ${events} (id, organization_id, type, data, depth, created_at)
       SELECT i.id, ${ctx.organizationId}, ${type}, e.data, ${ctx.eventDepth ?? 0},
              ${now}::timestamptz + (e.n - 1) * interval '1 microsecond'
-      FROM jsonb_array_elements(${JSON.stringify(items)}::jsonb) WITH ORDINALITY AS e(data, n)
+      FROM json_array_elements(${JSON.stringify(items)}::json) WITH ORDINALITY AS e(data, n)
       JOIN unnest(${sql.param(ids)}::text[]) WITH ORDINALITY AS i(id, n) USING (n)
     )
     SELECT pg_notify(${WAKE_CHANNEL}, '')`);

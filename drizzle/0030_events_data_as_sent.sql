@@ -1,0 +1,11 @@
+-- The outbox keeps an event's data as the JSON text it was written with (`json`), no longer
+-- parsed into `jsonb`. The data is written once, never queried inside the database, and read
+-- back only to be sent: the webhook fan-out now builds each delivery's body in SQL, in the same
+-- statement that claims the events (src/delivery/fanout.ts), and with `json` it embeds the bytes
+-- the event was emitted with. With `jsonb` it would have had to print them again (`jsonb::text`
+-- puts a space after every `:` and `,`, and orders keys by length), or send every event's data
+-- through the worker to parse and re-print it, which was about a third of the worker's CPU per
+-- delivery beside the sends (webhook bench). Rows written before keep their content; only their
+-- spacing changes, in the bodies of events not yet fanned out.
+-- This rewrites the events table once (a type change takes its lock for as long as that lasts).
+ALTER TABLE "events" ALTER COLUMN "data" SET DATA TYPE json USING "data"::json;

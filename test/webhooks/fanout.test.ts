@@ -1,0 +1,138 @@
+import { eq, inArray } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { events, webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
+import { deliveryBody, dispatchEvents } from '../../src/delivery/fanout.js';
+import { emit } from '../../src/platform/events/outbox.js';
+import { inTenant } from '../../src/platform/tenancy.js';
+import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
+import { RETRY_ENV } from './helpers.js';
+
+const SYSTEM_ACTOR = { kind: 'user' as const, id: 'usr_test', role: 'owner' as const };
+
+/**
+ * The fan-out statement (src/delivery/fanout.ts) builds each delivery in SQL: who gets which
+ * event, the id, and the body byte for byte as `deliveryBody` prints it, with the event's data
+ * as it was emitted (key order, escapes, non-ASCII text).
+ */
+describe('webhook fan-out', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness(RETRY_ENV);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const register = async (t: TestUser, events: string[]) => {
+    const res = await t.call('POST', '/api/webhooks', { url: 'https://example.com/hook', events });
+    expect(res.statusCode).toBe(201);
+    return res.json().data.id as string;
+  };
+  const fanOut = async () => {
+    let n = 0;
+    for (let k = await dispatchEvents(h.database, 3); k > 0; k = await dispatchEvents(h.database, 3)) n += k;
+    return n;
+  };
+
+  it('gives each subscribed active endpoint of the organization one delivery whose body is the event as emitted', async () => {
+    const t = await newTenant(h);
+    const other = await newTenant(h);
+    const all = await register(t, ['*']);
+    const named = await register(t, ['invoice.paid', 'workflow.lead_scored']);
+    const off = await register(t, ['*']);
+    // Deactivated as ten failed deliveries in a row would leave it (the API cannot).
+    await h.admin.db.update(webhookEndpoints).set({ active: false }).where(eq(webhookEndpoints.id, off));
+    const elsewhere = await register(other, ['*']);
+
+    // Keys in no sorted order, nesting, escapes and text outside ASCII: all kept as emitted.
+    const paid = {
+      zeta: 1,
+      alpha: { b: [1, 2.5, -3e-7, null, true], a: 'quote " backslash \\ newline \n tab \t' },
+      text: 'Łódź 雪 ❄️ </script> \u2028 \u0001',
+      amountDue: 0,
+    };
+    const emitted = await inTenant(h.database.db, t.organizationId, SYSTEM_ACTOR, async (ctx) => [
+      await emit(ctx, 'invoice.paid', paid),
+      await emit(ctx, 'customer.created', { customerId: 'cus_1', name: 'A' }),
+      await emit(ctx, 'workflow.lead_scored', { score: 9 }),
+    ]);
+    expect(await fanOut()).toBeGreaterThanOrEqual(3);
+
+    const rows = await h.admin.db
+      .select()
+      .from(webhookDeliveries)
+      .where(
+        inArray(
+          webhookDeliveries.eventId,
+          emitted.map((e) => e.id),
+        ),
+      );
+    const got = rows.map((r) => `${r.event}→${r.endpointId}`).sort();
+    // `*` is the catalog only; a named workflow event goes to the endpoint that names it; an
+    // inactive endpoint and another organization's get nothing.
+    expect(got).toEqual(
+      [
+        `customer.created→${all}`,
+        `invoice.paid→${all}`,
+        `invoice.paid→${named}`,
+        `workflow.lead_scored→${named}`,
+      ].sort(),
+    );
+    expect(rows.some((r) => r.endpointId === off || r.endpointId === elsewhere)).toBe(false);
+
+    const datas = new Map<string, unknown>([
+      [emitted[0]?.id as string, paid],
+      [emitted[1]?.id as string, { customerId: 'cus_1', name: 'A' }],
+      [emitted[2]?.id as string, { score: 9 }],
+    ]);
+    for (const r of rows) {
+      const e = emitted.find((x) => x.id === r.eventId);
+      expect(r.id).toMatch(/^dlv_[0-9a-z]{23}$/);
+      expect(r.organizationId).toBe(t.organizationId);
+      expect(r.status).toBe('pending');
+      expect(r.body).toBe(
+        deliveryBody(r.id, r.event, e?.createdAt as Date, t.organizationId, datas.get(r.eventId ?? '')),
+      );
+    }
+    expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
+
+    // Each event is fanned out once: marked, and a second pass makes nothing.
+    const marked = await h.admin.db
+      .select({ at: events.dispatchedAt })
+      .from(events)
+      .where(
+        inArray(
+          events.id,
+          emitted.map((e) => e.id),
+        ),
+      );
+    expect(marked.every((m) => m.at !== null)).toBe(true);
+    expect(await fanOut()).toBe(0);
+    const again = await h.admin.db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.endpointId, all));
+    expect(again).toHaveLength(2);
+  });
+
+  it('marks an event with no subscriber as dispatched without making a delivery', async () => {
+    const t = await newTenant(h);
+    const [e] = await inTenant(h.database.db, t.organizationId, SYSTEM_ACTOR, async (ctx) => [
+      await emit(ctx, 'customer.created', { customerId: 'cus_2', name: 'B' }),
+    ]);
+    await fanOut();
+    const [row] = await h.admin.db
+      .select({ at: events.dispatchedAt })
+      .from(events)
+      .where(eq(events.id, e?.id as string));
+    expect(row?.at).not.toBeNull();
+    const made = await h.admin.db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.eventId, e?.id as string));
+    expect(made).toHaveLength(0);
+    expect(
+      await h.admin.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.organizationId, t.organizationId)),
+    ).toHaveLength(0);
+  });
+});
