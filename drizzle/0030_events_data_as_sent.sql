@@ -9,3 +9,14 @@
 -- spacing changes, in the bodies of events not yet fanned out.
 -- This rewrites the events table once (a type change takes its lock for as long as that lasts).
 ALTER TABLE "events" ALTER COLUMN "data" SET DATA TYPE json USING "data"::json;
+--> statement-breakpoint
+-- The outbox is a queue as well: each event is rewritten when it is fanned out (and again when
+-- the workflows have seen it), and the fan-out reads `events_undispatched_idx` from its oldest
+-- entry, so until VACUUM it walks past the entries of every event fanned out since the last one.
+-- The same settings as the deliveries' (0024): a vacuum after 2 % of the table (at least 1,000
+-- rows) is dead, without the cost-based pauses.
+ALTER TABLE "events" SET (
+  autovacuum_vacuum_scale_factor = 0.02,
+  autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_cost_delay = 0
+);
