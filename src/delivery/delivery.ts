@@ -1,5 +1,5 @@
-import { EventEmitter } from 'node:events';
-import { Agent, type Dispatcher, request } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
 import { signatureHeaders } from './signing.js';
 import { guardedLookup, literalBlockedReason } from './ssrf.js';
 
@@ -69,9 +69,15 @@ export interface SenderOptions {
 
 /**
  * Sends delivery attempts. One undici Agent per sender: redirects are never
- * followed (undici 7's `request` has no redirect handling unless an interceptor is
- * added), and its `connect.lookup` filters resolved addresses through the SSRF
- * guard, so the address actually connected to is the one checked.
+ * followed (nothing here follows them; undici's dispatch never does), and its
+ * `connect.lookup` filters resolved addresses through the SSRF guard, so the address
+ * actually connected to is the one checked.
+ *
+ * Each attempt goes through the Agent's low-level `dispatch` with a handler of its own
+ * (`Attempt`), not through `request`: request wraps every response in a Readable stream,
+ * an async resource and an abort-signal listener, which the attempt does not need (it keeps
+ * the status, two headers and at most 4 KiB of body). That machinery was about a tenth of
+ * the worker's CPU per delivery against a receiver that answers at once.
  */
 export function createSender(opts: SenderOptions): Sender {
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
@@ -83,39 +89,13 @@ export function createSender(opts: SenderOptions): Sender {
     keepAliveTimeout: 4000,
     connect: opts.allowPrivateTargets ? {} : { lookup: guardedLookup as never },
   });
+  const targets = new TargetCache(opts.allowPrivateTargets);
 
   return {
-    async send(input) {
-      const attemptedAt = new Date();
-      const started = performance.now();
-      // Every result has the same fields in the same order (one object shape for V8).
-      const done = (
-        ok: boolean,
-        statusCode: number | null,
-        error: string | null,
-        responseBody: string | null,
-        retryAfterMs: number | null = null,
-      ): AttemptResult => ({
-        ok,
-        statusCode,
-        durationMs: Math.max(0, Math.round(performance.now() - started)),
-        error,
-        responseBody,
-        attemptedAt,
-        retryAfterMs,
-      });
-      let url: URL;
-      try {
-        url = new URL(input.url);
-      } catch {
-        return done(false, null, 'Invalid URL', null);
-      }
-      if (!opts.allowPrivateTargets) {
-        const reason = literalBlockedReason(url);
-        if (reason) {
-          return done(false, null, `Blocked target ${url.hostname}: ${reason}`, null);
-        }
-      }
+    send(input) {
+      const attempt = new Attempt(timeoutMs);
+      const target = targets.get(input.url);
+      if (typeof target === 'string') return Promise.resolve(attempt.result(false, null, target, null));
       const headers = {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
@@ -124,104 +104,176 @@ export function createSender(opts: SenderOptions): Sender {
         // Signed afresh per attempt: a retry an hour later still verifies within a 300 s tolerance.
         ...signatureHeaders(input.secrets, input.deliveryId, input.body, Math.floor(Date.now() / 1000)),
       };
-      // One time limit over the whole attempt (connect, headers, body): a plain timer and
-      // an AttemptDeadline (below), not AbortSignal.timeout(), which cost about 9 µs per call
-      // here (a weakly held timer and its finalizer): 5 % of the worker's CPU per delivery.
-      const deadline = new AttemptDeadline();
-      const timer = setTimeout(() => deadline.fire(timeoutReason(timeoutMs)), timeoutMs);
-      timer.unref();
-      let response: Dispatcher.ResponseData;
+      const settled = attempt.settled;
       try {
-        response = await request(url, {
-          method: 'POST',
-          headers,
-          body: input.body,
-          dispatcher: agent,
-          signal: deadline,
-        });
+        agent.dispatch(
+          { origin: target.origin, path: target.path, method: 'POST', headers, body: input.body },
+          attempt,
+        );
       } catch (err) {
-        clearTimeout(timer);
-        return done(false, null, describeError(err, timeoutMs), null);
+        attempt.onResponseError(null, err as Error);
       }
-      let captured: string | null = null;
-      try {
-        captured = await readCapped(response.body, RESPONSE_CAPTURE_BYTES);
-      } catch (err) {
-        // The status already arrived; a body that stalls or breaks is logged but does not change the verdict.
-        captured = `[response body unreadable: ${describeError(err, timeoutMs)}]`;
-      } finally {
-        clearTimeout(timer);
-      }
-      const status = response.statusCode;
-      const ok = status >= 200 && status < 300;
-      const error = ok
-        ? null
-        : status >= 300 && status < 400
-          ? `Redirect ${status} not followed${response.headers.location ? ` (to ${String(response.headers.location).slice(0, 200)})` : ''}`
-          : `HTTP ${status}`;
-      const retryAfterMs =
-        status === 429 || status === 503
-          ? parseRetryAfter(response.headers['retry-after'] as string | undefined)
-          : null;
-      return done(ok, status, error, captured, retryAfterMs);
+      return settled;
     },
     close: () => agent.close(),
   };
 }
 
+/** Where a URL sends to, or why it cannot be sent to. */
+type Target = { origin: string; path: string } | string;
+
 /**
- * Reads at most `limit` bytes and then drops the connection's body, so a receiver
- * answering with gigabytes costs 4 KiB of memory. NUL bytes are removed because
- * PostgreSQL text cannot hold them.
+ * Endpoint URLs parsed once (and checked once against the literal-address rules) rather
+ * than at every attempt; an endpoint's deliveries come in bursts. Bounded: cleared when full.
  */
-function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  // Plain 'data' events rather than `for await`: an async iterator per response is a
-  // measurable share of the worker's CPU when receivers answer fast.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const finish = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      body.off('data', onData);
-      if (err) return reject(err);
-      // Invalid UTF-8 becomes U+FFFD, as a non-fatal TextDecoder would make it.
-      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
-      resolve(text.includes('\u0000') ? text.replaceAll('\u0000', '') : text);
-    };
-    const onData = (chunk: Buffer) => {
-      const room = limit - size;
-      chunks.push(room >= chunk.length ? chunk : chunk.subarray(0, room));
-      size += Math.min(room, chunk.length);
-      if (size >= limit) {
-        finish();
-        body.destroy();
-      }
-    };
-    body.on('data', onData);
-    body.once('end', () => finish());
-    body.once('error', (err) => finish(err));
-    // 'close' follows 'end' on every response: the error (and its stack trace, a few µs)
-    // is made only when the body closed before it ended.
-    body.once('close', () => {
-      if (!settled) finish(new Error('response body closed early'));
-    });
-  });
+class TargetCache {
+  readonly #byUrl = new Map<string, Target>();
+  constructor(private readonly allowPrivateTargets: boolean) {}
+
+  get(raw: string): Target {
+    let target = this.#byUrl.get(raw);
+    if (target === undefined) {
+      target = this.#parse(raw);
+      if (this.#byUrl.size >= 1000) this.#byUrl.clear();
+      this.#byUrl.set(raw, target);
+    }
+    return target;
+  }
+
+  #parse(raw: string): Target {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return 'Invalid URL';
+    }
+    if (!this.allowPrivateTargets) {
+      const reason = literalBlockedReason(url);
+      if (reason) return `Blocked target ${url.hostname}: ${reason}`;
+    }
+    return { origin: url.origin, path: `${url.pathname}${url.search}` };
+  }
 }
 
 /**
- * The signal undici's `request` aborts on: undici takes an EventEmitter with `aborted` and
- * `reason` as well as an AbortSignal. An AbortController and its signal (an EventTarget)
- * cost about 4 µs per request to make, listen to and unlisten here; this about a tenth.
+ * One attempt as undici's dispatch handler: it notes the status and the two headers it
+ * reads, keeps at most RESPONSE_CAPTURE_BYTES of the body (then drops the connection, so
+ * a receiver answering with gigabytes costs 4 KiB of memory), and settles once: with the
+ * response, with the error, or when its time limit (over the whole attempt: waiting for
+ * a connection, connecting, headers, body) runs out, whichever comes first.
  */
-class AttemptDeadline extends EventEmitter {
-  aborted = false;
-  reason: unknown;
-  fire(reason: unknown) {
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
+class Attempt implements Dispatcher.DispatchHandler {
+  readonly attemptedAt = new Date();
+  readonly #started = performance.now();
+  readonly #timeoutMs: number;
+  readonly #timer: NodeJS.Timeout;
+  #resolve!: (result: AttemptResult) => void;
+  readonly settled = new Promise<AttemptResult>((resolve) => {
+    this.#resolve = resolve;
+  });
+  #done = false;
+  #controller: Dispatcher.DispatchController | null = null;
+  #status = 0;
+  #headers: IncomingHttpHeaders | null = null;
+  #chunks: Buffer[] = [];
+  #size = 0;
+
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+    // A plain timer, not AbortSignal.timeout() (a weakly held timer and its finalizer,
+    // about 9 µs per call here).
+    this.#timer = setTimeout(() => this.#timeOut(), timeoutMs);
+    this.#timer.unref();
+  }
+
+  /** Every result has the same fields in the same order (one object shape for V8). */
+  result(
+    ok: boolean,
+    statusCode: number | null,
+    error: string | null,
+    responseBody: string | null,
+    retryAfterMs: number | null = null,
+  ): AttemptResult {
+    return {
+      ok,
+      statusCode,
+      durationMs: Math.max(0, Math.round(performance.now() - this.#started)),
+      error,
+      responseBody,
+      attemptedAt: this.attemptedAt,
+      retryAfterMs,
+    };
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    // Timed out while it waited for a connection: it has been answered already.
+    if (this.#done) controller.abort(timeoutReason(this.#timeoutMs));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // 1xx informational answers are followed by the real one.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#done) return;
+    const room = RESPONSE_CAPTURE_BYTES - this.#size;
+    this.#chunks.push(room >= chunk.length ? chunk : chunk.subarray(0, room));
+    this.#size += Math.min(room, chunk.length);
+    if (this.#size >= RESPONSE_CAPTURE_BYTES) {
+      this.#finish(this.#captured());
+      controller.abort(new Error('response capture limit reached'));
+    }
+  }
+
+  onResponseEnd(): void {
+    if (!this.#done) this.#finish(this.#captured());
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
+    if (this.#done) return;
+    // The status already arrived: a body that stalls or breaks is logged but does not change the verdict.
+    if (this.#status !== 0) this.#finish(`[response body unreadable: ${describeError(err, this.#timeoutMs)}]`);
+    else this.#settle(this.result(false, null, describeError(err, this.#timeoutMs), null));
+  }
+
+  #timeOut(): void {
+    if (this.#done) return;
+    const reason = timeoutReason(this.#timeoutMs);
+    // Aborting reports the error to onResponseError, which settles the attempt. One not
+    // yet on a connection is settled here and aborted when it gets one.
+    if (this.#controller) this.#controller.abort(reason);
+    if (!this.#done) this.onResponseError(null, reason);
+  }
+
+  /** The captured body as text: invalid UTF-8 becomes U+FFFD; NUL bytes are removed (PostgreSQL text cannot hold them). */
+  #captured(): string {
+    const chunks = this.#chunks;
+    const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+    return text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
+  }
+
+  #finish(captured: string): void {
+    const status = this.#status;
+    const headers = this.#headers ?? {};
+    const ok = status >= 200 && status < 300;
+    const error = ok
+      ? null
+      : status >= 300 && status < 400
+        ? `Redirect ${status} not followed${headers.location ? ` (to ${String(headers.location).slice(0, 200)})` : ''}`
+        : `HTTP ${status}`;
+    const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(headers['retry-after']) : null;
+    this.#settle(this.result(ok, status, error, captured, retryAfterMs));
+  }
+
+  #settle(result: AttemptResult): void {
+    this.#done = true;
+    clearTimeout(this.#timer);
+    this.#chunks = [];
+    this.#resolve(result);
   }
 }
 
