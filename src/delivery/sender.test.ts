@@ -1,0 +1,127 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSender, RESPONSE_CAPTURE_BYTES, type Sender } from './delivery.js';
+
+/**
+ * The sender on its own, against receivers on 127.0.0.1: every way an attempt can end
+ * (answer, refusal, redirect, huge or broken body, stall before or after the headers,
+ * no connection to be had) settles once, with the status and error the attempt log shows.
+ */
+describe('createSender', () => {
+  const servers: Server[] = [];
+  const senders: Sender[] = [];
+  afterEach(async () => {
+    await Promise.all(senders.splice(0).map((s) => s.close().catch(() => {})));
+    for (const s of servers.splice(0)) {
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+
+  async function receiver(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+    const server = createServer(handle);
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook?x=1`;
+  }
+  function sender(timeoutMs = 2000, connectionsPerOrigin = 4): Sender {
+    const s = createSender({ allowPrivateTargets: true, timeoutMs, connectionsPerOrigin });
+    senders.push(s);
+    return s;
+  }
+  const attempt = (url: string) => ({
+    url,
+    deliveryId: 'dlv_1',
+    event: 'job.created',
+    body: '{"a":1}',
+    secrets: ['s'],
+  });
+
+  it('posts the body with its headers to the path and query, and keeps the answer', async () => {
+    let seen: { url?: string; headers?: IncomingMessage['headers']; body?: string } = {};
+    const url = await receiver((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen = { url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() };
+        res.writeHead(201).end('thanks');
+      });
+    });
+    const r = await sender().send(attempt(url));
+    expect(r).toMatchObject({ ok: true, statusCode: 201, error: null, responseBody: 'thanks', retryAfterMs: null });
+    expect(seen.url).toBe('/hook?x=1');
+    expect(seen.body).toBe('{"a":1}');
+    expect(seen.headers).toMatchObject({
+      'content-type': 'application/json',
+      'x-service-event': 'job.created',
+      'x-service-delivery': 'dlv_1',
+    });
+    expect(seen.headers?.['webhook-signature']).toMatch(/^v1,/);
+  });
+
+  it('reads a refusal, its Retry-After and a redirect without following it', async () => {
+    const busy = await receiver((_req, res) => res.writeHead(503, { 'retry-after': '7' }).end('later'));
+    const moved = await receiver((_req, res) => res.writeHead(301, { location: '/elsewhere' }).end());
+    const s = sender();
+    expect(await s.send(attempt(busy))).toMatchObject({
+      ok: false,
+      statusCode: 503,
+      error: 'HTTP 503',
+      responseBody: 'later',
+      retryAfterMs: 7000,
+    });
+    expect(await s.send(attempt(moved))).toMatchObject({
+      ok: false,
+      statusCode: 301,
+      error: 'Redirect 301 not followed (to /elsewhere)',
+    });
+  });
+
+  it('keeps 4 KiB of a huge body, drops NUL bytes, and still reads the next answer', async () => {
+    let n = 0;
+    const url = await receiver((_req, res) => {
+      if (n++ === 0) {
+        res.writeHead(200);
+        res.end(Buffer.alloc(1024 * 1024, 0x61));
+      } else res.writeHead(200).end(Buffer.from([0x41, 0, 0x42]));
+    });
+    const s = sender();
+    const big = await s.send(attempt(url));
+    expect(big).toMatchObject({ ok: true, statusCode: 200 });
+    expect(big.responseBody).toBe('a'.repeat(RESPONSE_CAPTURE_BYTES));
+    expect((await s.send(attempt(url))).responseBody).toBe('AB');
+  });
+
+  it('times out a receiver that never answers, and one that stalls mid-body keeps its status', async () => {
+    const silent = await receiver(() => {});
+    const stalls = await receiver((_req, res) => {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('part');
+    });
+    const s = sender(300);
+    const [a, b] = await Promise.all([s.send(attempt(silent)), s.send(attempt(stalls))]);
+    expect(a).toMatchObject({ ok: false, statusCode: null, error: 'Timed out after 300 ms', responseBody: null });
+    expect(a.durationMs).toBeGreaterThanOrEqual(250);
+    expect(b).toMatchObject({ ok: true, statusCode: 200, error: null });
+    expect(b.responseBody).toBe('[response body unreadable: Timed out after 300 ms]');
+  });
+
+  it('times out an attempt still waiting for a connection, at its deadline', async () => {
+    const silent = await receiver(() => {});
+    const s = sender(300, 1);
+    // One connection for the origin: the second attempt never gets onto the wire.
+    const results = await Promise.all([s.send(attempt(silent)), s.send(attempt(silent))]);
+    for (const r of results) expect(r).toMatchObject({ ok: false, statusCode: null, error: 'Timed out after 300 ms' });
+    expect(Math.max(...results.map((r) => r.durationMs))).toBeLessThan(2000);
+  });
+
+  it('reports a refused connection and an unusable URL as errors', async () => {
+    const closed = await receiver(() => {});
+    const port = new URL(closed).port;
+    for (const s of servers.splice(0)) s.close();
+    const s = sender();
+    expect((await s.send(attempt(`http://127.0.0.1:${port}/hook`))).error).toMatch(/ECONNREFUSED/);
+    expect(await s.send(attempt('not a url'))).toMatchObject({ ok: false, statusCode: null, error: 'Invalid URL' });
+  });
+});
