@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSender, RESPONSE_CAPTURE_BYTES, type Sender } from './delivery.js';
+import { createSender, RESPONSE_CAPTURE_BYTES, type Sender } from '../../src/delivery/delivery.js';
+import { deliveryBody } from '../../src/delivery/fanout.js';
+import { type Receiver, type Responder, sampleEventData, startReceiver } from './helpers.js';
 
 /**
  * The sender on its own, against receivers on 127.0.0.1: every way an attempt can end
@@ -9,55 +9,39 @@ import { createSender, RESPONSE_CAPTURE_BYTES, type Sender } from './delivery.js
  * no connection to be had) settles once, with the status and error the attempt log shows.
  */
 describe('createSender', () => {
-  const servers: Server[] = [];
+  const receivers: Receiver[] = [];
   const senders: Sender[] = [];
   afterEach(async () => {
     await Promise.all(senders.splice(0).map((s) => s.close().catch(() => {})));
-    for (const s of servers.splice(0)) {
-      s.closeAllConnections();
-      s.close();
-    }
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
   });
 
-  async function receiver(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-    const server = createServer(handle);
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook?x=1`;
+  async function receiver(respond: Responder): Promise<string> {
+    const r = await startReceiver(respond);
+    receivers.push(r);
+    return `${r.url}?x=1`;
   }
   function sender(timeoutMs = 2000, connectionsPerOrigin = 4): Sender {
     const s = createSender({ allowPrivateTargets: true, timeoutMs, connectionsPerOrigin });
     senders.push(s);
     return s;
   }
-  const attempt = (url: string) => ({
-    url,
-    deliveryId: 'dlv_1',
-    event: 'job.created',
-    body: '{"a":1}',
-    secrets: ['s'],
-  });
+  const body = deliveryBody('dlv_1', 'job.created', new Date(), 'org_1', sampleEventData('job.created'));
+  const attempt = (url: string) => ({ url, deliveryId: 'dlv_1', event: 'job.created', body, secrets: ['s'] });
 
   it('posts the body with its headers to the path and query, and keeps the answer', async () => {
-    let seen: { url?: string; headers?: IncomingMessage['headers']; body?: string } = {};
-    const url = await receiver((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        seen = { url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() };
-        res.writeHead(201).end('thanks');
-      });
-    });
+    const url = await receiver((_req, res) => res.writeHead(201).end('thanks'));
     const r = await sender().send(attempt(url));
     expect(r).toMatchObject({ ok: true, statusCode: 201, error: null, responseBody: 'thanks', retryAfterMs: null });
-    expect(seen.url).toBe('/hook?x=1');
-    expect(seen.body).toBe('{"a":1}');
-    expect(seen.headers).toMatchObject({
+    const [seen] = receivers[0]?.received ?? [];
+    expect(seen?.url).toBe('/hook?x=1');
+    expect(seen?.body).toBe(body);
+    expect(seen?.headers).toMatchObject({
       'content-type': 'application/json',
       'x-service-event': 'job.created',
       'x-service-delivery': 'dlv_1',
     });
-    expect(seen.headers?.['webhook-signature']).toMatch(/^v1,/);
+    expect(seen?.headers['webhook-signature']).toMatch(/^v1,/);
   });
 
   it('reads a refusal, its Retry-After and a redirect without following it', async () => {
@@ -79,12 +63,9 @@ describe('createSender', () => {
   });
 
   it('keeps 4 KiB of a huge body, drops NUL bytes, and still reads the next answer', async () => {
-    let n = 0;
-    const url = await receiver((_req, res) => {
-      if (n++ === 0) {
-        res.writeHead(200);
-        res.end(Buffer.alloc(1024 * 1024, 0x61));
-      } else res.writeHead(200).end(Buffer.from([0x41, 0, 0x42]));
+    const url = await receiver((_req, res, n) => {
+      if (n === 1) res.writeHead(200).end(Buffer.alloc(1024 * 1024, 0x61));
+      else res.writeHead(200).end(Buffer.from([0x41, 0, 0x42]));
     });
     const s = sender();
     const big = await s.send(attempt(url));
@@ -118,10 +99,9 @@ describe('createSender', () => {
 
   it('reports a refused connection and an unusable URL as errors', async () => {
     const closed = await receiver(() => {});
-    const port = new URL(closed).port;
-    for (const s of servers.splice(0)) s.close();
+    await receivers.splice(0)[0]?.close();
     const s = sender();
-    expect((await s.send(attempt(`http://127.0.0.1:${port}/hook`))).error).toMatch(/ECONNREFUSED/);
+    expect((await s.send(attempt(closed))).error).toMatch(/ECONNREFUSED/);
     expect(await s.send(attempt('not a url'))).toMatchObject({ ok: false, statusCode: null, error: 'Invalid URL' });
   });
 });
