@@ -20,11 +20,14 @@ export function deliveryBody(
 }
 
 /**
- * Fan-out: turns undispatched outbox events into one delivery per subscribed active
- * endpoint. Claiming the events (FOR UPDATE SKIP LOCKED), inserting the deliveries and
- * setting dispatched_at are one statement, so one transaction: a crash anywhere leaves
- * the events undispatched and another pass (or another worker) picks them up; two
- * workers never fan out the same event.
+ * Fan-out: turns waiting outbox events into one delivery per subscribed active endpoint.
+ * What waits is kept per writing transaction (`event_batches`, drizzle/0031): the statement
+ * takes the oldest batches, reads up to `limit` of their events in id order, locks the
+ * batches it read from (FOR UPDATE SKIP LOCKED: two workers never fan out the same batch,
+ * and one never waits for the other), inserts the deliveries, and deletes each batch it
+ * finished or notes how far it got in one it stopped inside (`fanned_to`). One statement,
+ * so one transaction: a crash anywhere leaves the batches as they were and another pass
+ * (or another worker) picks them up. The events themselves are only read.
  *
  * The statement builds each body itself (the layout of `deliveryBody`, with the event's
  * data as the JSON text it was emitted with, drizzle/0030): no event passes through this
@@ -48,16 +51,42 @@ export async function dispatchEvents(database: Pick<Database, 'platformQuery'>, 
  */
 const CATALOG = EVENT_CATALOG.join(',');
 
+/**
+ * `pre` reads without locks: the oldest batches, each one's events past where it stopped, in
+ * id order, and stops at `limit` events (a nested loop: each batch's rows come in order, so the
+ * cut leaves a prefix of the last batch read). `b` then locks only the batches read, skipping
+ * those another worker holds, and sees each one as last committed: `ev` keeps the events past
+ * its `fanned_to` as it is now (another worker may have gone further meanwhile). A batch with
+ * nothing past its last event made is done (`done`); one cut short records where (`progress`).
+ */
 const FAN_OUT = {
   name: 'webhook_fan_out',
   text: `
-    WITH ev AS MATERIALIZED (
-      SELECT e.id, e.organization_id, e.type, e.data, e.created_at
-      FROM events e
-      WHERE e.dispatched_at IS NULL
-      ORDER BY e.created_at
+    WITH cand AS MATERIALIZED (
+      SELECT x.tx, x.organization_id, x.fanned_to
+      FROM event_batches x
+      ORDER BY x.tx, x.organization_id
       LIMIT $1
+    ), pre AS MATERIALIZED (
+      SELECT e.id, e.tx, e.organization_id, e.type, e.data, e.created_at
+      FROM cand c
+      CROSS JOIN LATERAL (
+        SELECT e.id, e.tx, e.organization_id, e.type, e.data, e.created_at
+        FROM events e
+        WHERE e.tx = c.tx AND e.organization_id = c.organization_id AND e.id > COALESCE(c.fanned_to, '')
+        ORDER BY e.id
+        LIMIT $1
+      ) e
+      LIMIT $1
+    ), b AS MATERIALIZED (
+      SELECT x.tx, x.organization_id, x.fanned_to
+      FROM event_batches x
+      WHERE (x.tx, x.organization_id) IN (SELECT pre.tx, pre.organization_id FROM pre)
       FOR UPDATE SKIP LOCKED
+    ), ev AS MATERIALIZED (
+      SELECT pre.* FROM pre
+      JOIN b ON b.tx = pre.tx AND b.organization_id = pre.organization_id
+      WHERE pre.id > COALESCE(b.fanned_to, '')
     ), made AS (
       SELECT 'dlv_' || $3::text || substr(encode(uuid_send(gen_random_uuid()), 'hex'), 18, 14) AS id,
              ev.id AS event_id, ev.organization_id, ep.id AS endpoint_id, ev.type, ev.data, ev.created_at
@@ -71,8 +100,17 @@ const FAN_OUT = {
              || ',"timestamp":"' || to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
              || '","organizationId":' || to_json(m.organization_id)::text || ',"data":' || m.data::text || '}'
       FROM made m
-    ), upd AS (
-      UPDATE events SET dispatched_at = now() WHERE id IN (SELECT ev.id FROM ev)
+    ), reached AS (
+      SELECT ev.tx, ev.organization_id, max(ev.id) AS last,
+             EXISTS (SELECT 1 FROM events e
+                     WHERE e.tx = ev.tx AND e.organization_id = ev.organization_id AND e.id > max(ev.id)) AS more
+      FROM ev GROUP BY ev.tx, ev.organization_id
+    ), done AS (
+      DELETE FROM event_batches x USING reached r
+      WHERE x.tx = r.tx AND x.organization_id = r.organization_id AND NOT r.more
+    ), progress AS (
+      UPDATE event_batches x SET fanned_to = r.last FROM reached r
+      WHERE x.tx = r.tx AND x.organization_id = r.organization_id AND r.more
     )
     SELECT count(*)::int FROM ev`,
 };

@@ -172,8 +172,10 @@ describe('event outbox: emit()', () => {
   afterAll(async () => h?.close());
 
   const stored = async (id: string) =>
-    rowsOf<{ type: string; organization_id: string; data: unknown; dispatched_at: unknown }>(
-      await h.admin.db.execute(sql`SELECT type, organization_id, data, dispatched_at FROM events WHERE id = ${id}`),
+    rowsOf<{ type: string; organization_id: string; data: unknown; batched: boolean }>(
+      await h.admin.db.execute(sql`SELECT type, organization_id, data,
+        EXISTS (SELECT 1 FROM event_batches b WHERE b.tx = e.tx AND b.organization_id = e.organization_id) AS batched
+        FROM events e WHERE id = ${id}`),
     );
 
   it('records the event in the same transaction, visible after commit', async () => {
@@ -189,7 +191,7 @@ describe('event outbox: emit()', () => {
         type: 'customer.created',
         organization_id: a.organizationId,
         data: { customerId: 'cus_1', customer: { id: 'cus_1' } },
-        dispatched_at: null,
+        batched: true,
       },
     ]);
   });

@@ -1,10 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWorker } from '../../src/background/runner.js';
-import { events } from '../../src/db/schema/index.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { emitEvents, type Receiver, startReceiver, startWorker, waitFor } from './helpers.js';
+import { awaitingFanOut, emitEvents, type Receiver, startReceiver, startWorker, waitFor } from './helpers.js';
 
 /*
  * Spec 3.6: an endpoint is deactivated when its consecutive failed deliveries reach 10.
@@ -148,13 +146,7 @@ describe('webhook endpoint deactivation by consecutive failed deliveries', () =>
     // Deactivated: new events are not fanned out to it, and a test send is refused.
     const [later] = await emit([{ n: 300 }]);
     await waitFor(
-      async () => {
-        const [row] = await h.admin.db
-          .select()
-          .from(events)
-          .where(eq(events.id, later?.id as string));
-        return row?.dispatchedAt;
-      },
+      async () => !(await awaitingFanOut(h.admin.db, later?.id as string)),
       'fan-out of the later event',
       LONG,
     );

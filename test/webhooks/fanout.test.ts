@@ -1,11 +1,11 @@
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { events, webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
+import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
 import { deliveryBody, dispatchEvents } from '../../src/delivery/fanout.js';
 import { emit } from '../../src/platform/events/outbox.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { RETRY_ENV } from './helpers.js';
+import { awaitingFanOut, RETRY_ENV } from './helpers.js';
 
 const SYSTEM_ACTOR = { kind: 'user' as const, id: 'usr_test', role: 'owner' as const };
 
@@ -96,17 +96,8 @@ describe('webhook fan-out', () => {
     }
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
 
-    // Each event is fanned out once: marked, and a second pass makes nothing.
-    const marked = await h.admin.db
-      .select({ at: events.dispatchedAt })
-      .from(events)
-      .where(
-        inArray(
-          events.id,
-          emitted.map((e) => e.id),
-        ),
-      );
-    expect(marked.every((m) => m.at !== null)).toBe(true);
+    // Each event is fanned out once: its batch is gone, and a second pass makes nothing.
+    for (const e of emitted) expect(await awaitingFanOut(h.admin.db, e.id)).toBe(false);
     expect(await fanOut()).toBe(0);
     const again = await h.admin.db
       .select({ id: webhookDeliveries.id })
@@ -115,17 +106,14 @@ describe('webhook fan-out', () => {
     expect(again).toHaveLength(2);
   });
 
-  it('marks an event with no subscriber as dispatched without making a delivery', async () => {
+  it('takes an event with no subscriber off the outbox without making a delivery', async () => {
     const t = await newTenant(h);
     const [e] = await inTenant(h.database.db, t.organizationId, SYSTEM_ACTOR, async (ctx) => [
       await emit(ctx, 'customer.created', { customerId: 'cus_2', name: 'B' }),
     ]);
+    expect(await awaitingFanOut(h.admin.db, e?.id as string)).toBe(true);
     await fanOut();
-    const [row] = await h.admin.db
-      .select({ at: events.dispatchedAt })
-      .from(events)
-      .where(eq(events.id, e?.id as string));
-    expect(row?.at).not.toBeNull();
+    expect(await awaitingFanOut(h.admin.db, e?.id as string)).toBe(false);
     const made = await h.admin.db
       .select()
       .from(webhookDeliveries)
@@ -134,5 +122,74 @@ describe('webhook fan-out', () => {
     expect(
       await h.admin.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.organizationId, t.organizationId)),
     ).toHaveLength(0);
+  });
+
+  it('fans out a transaction bigger than a pass across passes, and a rolled-back one not at all', async () => {
+    const t = await newTenant(h);
+    const other = await newTenant(h);
+    const ep = await register(t, ['*']);
+    const otherEp = await register(other, ['*']);
+    const emitIn = (org: string, n: number, from = 0) =>
+      inTenant(h.database.db, org, SYSTEM_ACTOR, async (ctx) => {
+        const out = [];
+        for (let i = 0; i < n; i++) out.push(await emit(ctx, 'customer.created', { customerId: `cus_${from + i}` }));
+        return out;
+      });
+    const big = await emitIn(t.organizationId, 7);
+    const small = await emitIn(other.organizationId, 2, 100);
+    await expect(
+      inTenant(h.database.db, t.organizationId, SYSTEM_ACTOR, async (ctx) => {
+        await emit(ctx, 'customer.created', { customerId: 'cus_gone' });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+
+    // Three at a time: the seven of the first transaction over three passes (the third also
+    // takes the other organization's two), then nothing.
+    const passes = [];
+    for (let k = await dispatchEvents(h.database, 3); k > 0; k = await dispatchEvents(h.database, 3)) passes.push(k);
+    expect(passes).toEqual([3, 3, 3]);
+    for (const e of [...big, ...small]) expect(await awaitingFanOut(h.admin.db, e.id)).toBe(false);
+    const made = async (endpointId: string) =>
+      (
+        await h.admin.db
+          .select({ eventId: webhookDeliveries.eventId })
+          .from(webhookDeliveries)
+          .where(eq(webhookDeliveries.endpointId, endpointId))
+      )
+        .map((r) => r.eventId)
+        .sort();
+    expect(await made(ep)).toEqual(big.map((e) => e.id).sort());
+    expect(await made(otherEp)).toEqual(small.map((e) => e.id).sort());
+  });
+
+  it('makes each event into deliveries once when passes run side by side', async () => {
+    const t = await newTenant(h);
+    const ep = await register(t, ['*']);
+    const ids: string[] = [];
+    for (let tx = 0; tx < 12; tx++) {
+      const batch = await inTenant(h.database.db, t.organizationId, SYSTEM_ACTOR, async (ctx) => {
+        const out = [];
+        for (let i = 0; i < 5; i++) out.push(await emit(ctx, 'customer.created', { customerId: `cus_${tx}_${i}` }));
+        return out;
+      });
+      ids.push(...batch.map((e) => e.id));
+    }
+    // Four workers' passes at once (on PostgreSQL each on its own connection), four events
+    // each: they skip the batches another holds, and cut batches where another stopped.
+    const worker = async () => {
+      let n = 0;
+      for (let k = await dispatchEvents(h.database, 4); k > 0; k = await dispatchEvents(h.database, 4)) n += k;
+      return n;
+    };
+    const counts = await Promise.all([worker(), worker(), worker(), worker()]);
+    // A pass that found every batch held returns 0 early; whatever is left, one more drains.
+    const rest = await worker();
+    expect(counts.reduce((a, b) => a + b, 0) + rest).toBe(ids.length);
+    const rows = await h.admin.db
+      .select({ eventId: webhookDeliveries.eventId })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.endpointId, ep));
+    expect(rows.map((r) => r.eventId).sort()).toEqual([...ids].sort());
   });
 });

@@ -1,9 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { type RunningWorker, startTasks } from '../../src/background/runner.js';
 import type { Config } from '../../src/config.js';
-import type { Database } from '../../src/db/client.js';
+import { type Database, rowsOf } from '../../src/db/client.js';
 import { createWebhookTask, type WebhookWorkerOptions } from '../../src/delivery/delivery.task.js';
 import { EVENT_PAYLOADS } from '../../src/modules/event-payloads.js';
 import { isCatalogEvent } from '../../src/platform/events/catalog.js';
@@ -136,6 +137,21 @@ export async function emitEvents(
     for (const e of list) out.push(await emit(ctx, e.type, sampleEventData(e.type, e.data)));
     return out;
   });
+}
+
+/**
+ * Whether the fan-out has still to read this event: its transaction's batch is there and has
+ * not got past it (drizzle/0031). `db` reads every organization (the harness's admin).
+ */
+export async function awaitingFanOut(db: Database['db'], eventId: string): Promise<boolean> {
+  const [row] = rowsOf<{ waiting: boolean }>(
+    await db.execute(sql`
+    SELECT EXISTS (
+      SELECT 1 FROM events e
+      JOIN event_batches b ON b.tx = e.tx AND b.organization_id = e.organization_id
+      WHERE e.id = ${eventId} AND e.id > COALESCE(b.fanned_to, '')) AS waiting`),
+  );
+  return row?.waiting === true;
 }
 
 /** Polls `check` until it returns a truthy value (bounded; never asserts timings). */

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, json, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, json, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { organizationId } from './columns.js';
 
 /**
@@ -15,8 +15,11 @@ export const events = pgTable(
     /** As emitted: JSON text, not jsonb (drizzle/0030), so deliveries carry the bytes the event was written with. */
     data: json('data').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    /** Set once the event has been turned into deliveries. */
-    dispatchedAt: timestamp('dispatched_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * The id of the transaction that wrote it (the database's default): with the
+     * organization, the key of its row in `event_batches` while it waits to be fanned out.
+     */
+    tx: bigint('tx', { mode: 'number' }).notNull().default(sql`(pg_current_xact_id()::text::bigint)`),
     /**
      * Loop guard of workflows (operations.md §7): 0 for an event caused by a user or an
      * API call, the run's depth + 1 for one caused by a workflow action.
@@ -27,7 +30,23 @@ export const events = pgTable(
   },
   (t) => [
     index('events_org_created_idx').on(t.organizationId, t.createdAt),
-    index('events_undispatched_idx').on(t.createdAt).where(sql`dispatched_at IS NULL`),
+    index('events_batch_idx').on(t.tx, t.organizationId, t.id),
     index('events_workflows_unchecked_idx').on(t.createdAt).where(sql`workflows_checked_at IS NULL`),
   ],
+);
+
+/**
+ * What the webhook fan-out has still to read: one row per writing transaction and
+ * organization, written by `emit` in that transaction (so it commits with its events)
+ * and deleted once all of them are made into deliveries. `fannedTo` is the last event
+ * (by id) already fanned out of a batch the fan-out stopped inside.
+ */
+export const eventBatches = pgTable(
+  'event_batches',
+  {
+    tx: bigint('tx', { mode: 'number' }).notNull().default(sql`(pg_current_xact_id()::text::bigint)`),
+    organizationId: organizationId(),
+    fannedTo: text('fanned_to'),
+  },
+  (t) => [primaryKey({ name: 'event_batches_pkey', columns: [t.tx, t.organizationId] })],
 );
