@@ -192,4 +192,15 @@ describe('webhook fan-out', () => {
       .where(eq(webhookDeliveries.endpointId, ep));
     expect(rows.map((r) => r.eventId).sort()).toEqual([...ids].sort());
   });
+
+  it("refuses a delivery whose organization is not its endpoint's, even from the schema owner", async () => {
+    const t = await newTenant(h);
+    const other = await newTenant(h);
+    const ep = await register(t, ['*']);
+    const row = { id: 'dlv_cross_tenant', endpointId: ep, event: 'customer.created', body: '{}' };
+    await expect(
+      h.admin.db.insert(webhookDeliveries).values({ ...row, organizationId: other.organizationId }),
+    ).rejects.toThrow();
+    await h.admin.db.insert(webhookDeliveries).values({ ...row, organizationId: t.organizationId });
+  });
 });

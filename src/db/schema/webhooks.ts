@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  unique,
+} from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
@@ -58,6 +70,8 @@ export const webhookEndpoints = pgTable(
   },
   (t) => [
     index('webhook_endpoints_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    // What a delivery references (drizzle/0032).
+    unique('webhook_endpoints_org_id_key').on(t.organizationId, t.id),
     check('webhook_endpoints_rate_limit_positive', sql`rate_limit_per_second IS NULL OR rate_limit_per_second > 0`),
   ],
 );
@@ -73,10 +87,9 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     id: text('id').primaryKey(),
-    organizationId: organizationId(),
-    endpointId: text('endpoint_id')
-      .notNull()
-      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    /** With endpointId, the key of its endpoint (one foreign key below, drizzle/0032). */
+    organizationId: text('organization_id').notNull(),
+    endpointId: text('endpoint_id').notNull(),
     eventId: text('event_id'),
     event: text('event').notNull(),
     body: text('body').notNull(),
@@ -104,6 +117,13 @@ export const webhookDeliveries = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    // A delivery belongs to its endpoint and to that endpoint's organization; deleting
+    // either (an organization deletes its endpoints) deletes it.
+    foreignKey({
+      name: 'webhook_deliveries_endpoint_fk',
+      columns: [t.organizationId, t.endpointId],
+      foreignColumns: [webhookEndpoints.organizationId, webhookEndpoints.id],
+    }).onDelete('cascade'),
     index('webhook_deliveries_org_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt, t.id),
     index('webhook_deliveries_org_endpoint_status_idx').on(t.organizationId, t.endpointId, t.status, t.createdAt, t.id),
     index('webhook_deliveries_endpoint_due_idx')
