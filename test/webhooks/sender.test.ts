@@ -97,6 +97,25 @@ describe('createSender', () => {
     expect(Math.max(...results.map((r) => r.durationMs))).toBeLessThan(2000);
   });
 
+  it('runs each attempt out at its own limit, whatever starts and finishes around it', async () => {
+    const silent = await receiver(() => {});
+    const quick = await receiver((_req, res) => {
+      res.writeHead(204).end();
+    });
+    const s = sender(300, 8);
+    const first = s.send(attempt(silent));
+    const answered = await Promise.all(Array.from({ length: 5 }, () => s.send(attempt(quick))));
+    await new Promise((r) => setTimeout(r, 150));
+    // Started half-way through the first one's limit: it must not run out with it.
+    const later = s.send(attempt(silent));
+    const [a, b] = await Promise.all([first, later]);
+    for (const r of answered) expect(r).toMatchObject({ ok: true, statusCode: 204 });
+    for (const r of [a, b]) {
+      expect(r).toMatchObject({ ok: false, statusCode: null, error: 'Timed out after 300 ms' });
+      expect(r.durationMs).toBeGreaterThanOrEqual(300);
+    }
+  });
+
   it('reports a refused connection and an unusable URL as errors', async () => {
     const closed = await receiver(() => {});
     await receivers.splice(0)[0]?.close();
