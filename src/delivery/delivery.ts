@@ -129,8 +129,8 @@ export function createSender(opts: SenderOptions): Sender {
 class Deadlines {
   #head: Attempt | null = null;
   #tail: Attempt | null = null;
-  /** When the timer goes off (performance.now() time), if one is set. */
-  #armedFor = Number.POSITIVE_INFINITY;
+  /** A timer is set (for the head, or for one that has left the list since: it re-arms). */
+  #armed = false;
   readonly #fire = () => this.#expire();
 
   constructor(readonly timeoutMs: number) {}
@@ -141,7 +141,7 @@ class Deadlines {
     if (this.#tail) this.#tail.next = attempt;
     else this.#head = attempt;
     this.#tail = attempt;
-    if (this.#armedFor === Number.POSITIVE_INFINITY) this.#arm(attempt.deadline);
+    if (!this.#armed) this.#arm(attempt.deadline);
   }
 
   remove(attempt: Attempt): void {
@@ -155,14 +155,14 @@ class Deadlines {
   }
 
   #arm(at: number): void {
-    this.#armedFor = at;
+    this.#armed = true;
     // +1: a timer may go off a fraction of a millisecond early; the deadline must have passed.
     setTimeout(this.#fire, Math.max(0, at - performance.now()) + 1).unref();
   }
 
   /** The timer went off: time out every attempt past its limit, then wait for the next oldest. */
   #expire(): void {
-    this.#armedFor = Number.POSITIVE_INFINITY;
+    this.#armed = false;
     const now = performance.now();
     while (this.#head && this.#head.deadline <= now) {
       const attempt = this.#head;

@@ -42,7 +42,7 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
     depth: ctx.eventDepth ?? 0,
     createdAt: new Date(),
   };
-  // One statement, one round trip: the outbox row, its transaction's batch (BATCH), and the
+  // One statement, one round trip: the outbox row, its transaction's batch (batchOf), and the
   // wake-up of LISTENing workers (NOTIFY is delivered with the commit, never on rollback).
   // Values are encoded as the query builder would (json as JSON text, the time as ISO 8601).
   await ctx.tx.execute(sql`
