@@ -1,4 +1,4 @@
-import { eq, inArray } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
 import { deliveryBody, dispatchEvents } from '../../src/delivery/fanout.js';
@@ -161,6 +161,21 @@ describe('webhook fan-out', () => {
         .sort();
     expect(await made(ep)).toEqual(big.map((e) => e.id).sort());
     expect(await made(otherEp)).toEqual(small.map((e) => e.id).sort());
+  });
+
+  it('fans out an event written by a plain INSERT, as a process of the previous version writes one', async () => {
+    const t = await newTenant(h);
+    const ep = await register(t, ['*']);
+    await h.admin.db.execute(
+      sql`INSERT INTO events (id, organization_id, type, data) VALUES ('evt_plain_insert', ${t.organizationId}, 'customer.created', '{"customerId":"cus_9"}')`,
+    );
+    expect(await awaitingFanOut(h.admin.db, 'evt_plain_insert')).toBe(true);
+    await fanOut();
+    const made = await h.admin.db
+      .select({ eventId: webhookDeliveries.eventId })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.endpointId, ep));
+    expect(made).toEqual([{ eventId: 'evt_plain_insert' }]);
   });
 
   it('makes each event into deliveries once when passes run side by side', async () => {

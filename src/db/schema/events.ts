@@ -37,7 +37,8 @@ export const events = pgTable(
 
 /**
  * What the webhook fan-out has still to read: one row per writing transaction and
- * organization, written by `emit` in that transaction (so it commits with its events)
+ * organization, added by a trigger on every insert into `events` (drizzle/0033; so it
+ * commits with its events)
  * and deleted once all of them are made into deliveries. `fannedTo` is the last event
  * (by id) already fanned out of a batch the fan-out stopped inside.
  */

@@ -1,6 +1,6 @@
 import { inArray, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { eventBatches, events } from '../../db/schema/index.js';
+import { events } from '../../db/schema/index.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Ctx } from '../tenancy.js';
@@ -14,15 +14,6 @@ export interface EmittedEvent {
   type: string;
   createdAt: Date;
 }
-
-/**
- * The outbox's queue entry of the writing transaction (drizzle/0031): its first event inserts
- * the `event_batches` row of (this transaction, this organization), later ones find it. Both
- * take the transaction id from the columns' default, so the row and the events match.
- */
-const batchOf = (organizationId: string) => sql`batch AS (
-      INSERT INTO ${eventBatches} (organization_id) VALUES (${organizationId}) ON CONFLICT DO NOTHING
-    )`;
 
 /**
  * Records an event in the caller's transaction (the outbox). If the transaction
@@ -42,11 +33,12 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
     depth: ctx.eventDepth ?? 0,
     createdAt: new Date(),
   };
-  // One statement, one round trip: the outbox row, its transaction's batch (batchOf), and the
-  // wake-up of LISTENing workers (NOTIFY is delivered with the commit, never on rollback).
-  // Values are encoded as the query builder would (json as JSON text, the time as ISO 8601).
+  // One statement, one round trip: the outbox row and the wake-up of LISTENing workers
+  // (NOTIFY is delivered with the commit, never on rollback). The database adds the row's
+  // transaction batch for the fan-out (drizzle/0031, 0033). Values are encoded as the query
+  // builder would (json as JSON text, the time as ISO 8601).
   await ctx.tx.execute(sql`
-    WITH ${batchOf(ctx.organizationId)}, written AS (
+    WITH written AS (
       INSERT INTO ${events} (id, organization_id, type, data, depth, created_at)
       VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${JSON.stringify(row.data)}::json, ${row.depth},
               ${row.createdAt.toISOString()}::timestamptz)
@@ -65,7 +57,7 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
   const now = new Date().toISOString();
   const ids = items.map(() => newId('evt'));
   await ctx.tx.execute(sql`
-    WITH ${batchOf(ctx.organizationId)}, written AS (
+    WITH written AS (
       INSERT INTO ${events} (id, organization_id, type, data, depth, created_at)
       SELECT i.id, ${ctx.organizationId}, ${type}, e.data, ${ctx.eventDepth ?? 0},
              ${now}::timestamptz + (e.n - 1) * interval '1 microsecond'
