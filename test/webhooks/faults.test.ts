@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -144,9 +144,19 @@ describe.skipIf(!onPostgres)('webhook worker under faults (PostgreSQL)', () => {
     );
     const seen = new Set(r.received.map((x) => JSON.parse(x.body).data.customerId));
     expect(seen.size).toBe(emitted);
-    // The worker's own pool reconnected (its claims and results go through the platform
-    // pool, so the fan-out, on this one, may come back a retry later than the deliveries).
-    await waitFor(() => (database.pool?.totalCount ?? 0) > 0, "the worker's pool to reconnect");
+    // The worker's connections came back. Its claims, results and fan-out go through the
+    // platform pool (the deliveries above); its main pool (transactions, the outage probe) is
+    // used only when something fails, so it may hold no connection now: it must answer again,
+    // not stay wedged. (Waiting for it to hold one by itself raced with whether the outage
+    // happened to break a query under way.)
+    await waitFor(
+      () =>
+        database.db.execute(sql`SELECT 1`).then(
+          () => true,
+          () => false,
+        ),
+      "the worker's main pool to answer",
+    );
   });
 
   it('two workers on one database send each scheduled attempt exactly once', async () => {
