@@ -68,8 +68,7 @@ const FAN_OUT = {
       ORDER BY x.tx, x.organization_id
       LIMIT $1
     ), pre AS MATERIALIZED (
-      SELECT e.id, e.tx, e.organization_id, e.type, e.data, e.created_at
-      FROM cand c
+      SELECT e.* FROM cand c
       CROSS JOIN LATERAL (
         SELECT e.id, e.tx, e.organization_id, e.type, e.data, e.created_at
         FROM events e

@@ -5,7 +5,7 @@ import { deliveryBody, dispatchEvents } from '../../src/delivery/fanout.js';
 import { emit } from '../../src/platform/events/outbox.js';
 import { inTenant } from '../../src/platform/tenancy.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { awaitingFanOut, RETRY_ENV } from './helpers.js';
+import { awaitingFanOut, emitEvents, RETRY_ENV } from './helpers.js';
 
 const SYSTEM_ACTOR = { kind: 'user' as const, id: 'usr_test', role: 'owner' as const };
 
@@ -129,14 +129,10 @@ describe('webhook fan-out', () => {
     const other = await newTenant(h);
     const ep = await register(t, ['*']);
     const otherEp = await register(other, ['*']);
-    const emitIn = (org: string, n: number, from = 0) =>
-      inTenant(h.database.db, org, SYSTEM_ACTOR, async (ctx) => {
-        const out = [];
-        for (let i = 0; i < n; i++) out.push(await emit(ctx, 'customer.created', { customerId: `cus_${from + i}` }));
-        return out;
-      });
-    const big = await emitIn(t.organizationId, 7);
-    const small = await emitIn(other.organizationId, 2, 100);
+    const created = (n: number, from = 0) =>
+      Array.from({ length: n }, (_, i) => ({ type: 'customer.created', data: { customerId: `cus_${from + i}` } }));
+    const big = await emitEvents(h.database, t.organizationId, created(7));
+    const small = await emitEvents(h.database, other.organizationId, created(2, 100));
     await expect(
       inTenant(h.database.db, t.organizationId, SYSTEM_ACTOR, async (ctx) => {
         await emit(ctx, 'customer.created', { customerId: 'cus_gone' });
@@ -183,11 +179,11 @@ describe('webhook fan-out', () => {
     const ep = await register(t, ['*']);
     const ids: string[] = [];
     for (let tx = 0; tx < 12; tx++) {
-      const batch = await inTenant(h.database.db, t.organizationId, SYSTEM_ACTOR, async (ctx) => {
-        const out = [];
-        for (let i = 0; i < 5; i++) out.push(await emit(ctx, 'customer.created', { customerId: `cus_${tx}_${i}` }));
-        return out;
-      });
+      const batch = await emitEvents(
+        h.database,
+        t.organizationId,
+        Array.from({ length: 5 }, (_, i) => ({ type: 'customer.created', data: { customerId: `cus_${tx}_${i}` } })),
+      );
       ids.push(...batch.map((e) => e.id));
     }
     // Four workers' passes at once (on PostgreSQL each on its own connection), four events

@@ -2,6 +2,9 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, integer, json, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { organizationId } from './columns.js';
 
+/** The id of the transaction writing the row (xid8, as a bigint). */
+const WRITING_TRANSACTION = sql`(pg_current_xact_id()::text::bigint)`;
+
 /**
  * The event outbox. A row is written in the same transaction as the change that
  * caused it; the webhook engine fans it out to endpoints afterwards.
@@ -19,7 +22,7 @@ export const events = pgTable(
      * The id of the transaction that wrote it (the database's default): with the
      * organization, the key of its row in `event_batches` while it waits to be fanned out.
      */
-    tx: bigint('tx', { mode: 'number' }).notNull().default(sql`(pg_current_xact_id()::text::bigint)`),
+    tx: bigint('tx', { mode: 'number' }).notNull().default(WRITING_TRANSACTION),
     /**
      * Loop guard of workflows (operations.md §7): 0 for an event caused by a user or an
      * API call, the run's depth + 1 for one caused by a workflow action.
@@ -45,7 +48,7 @@ export const events = pgTable(
 export const eventBatches = pgTable(
   'event_batches',
   {
-    tx: bigint('tx', { mode: 'number' }).notNull().default(sql`(pg_current_xact_id()::text::bigint)`),
+    tx: bigint('tx', { mode: 'number' }).notNull().default(WRITING_TRANSACTION),
     organizationId: organizationId(),
     fannedTo: text('fanned_to'),
   },
