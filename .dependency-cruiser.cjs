@@ -14,7 +14,7 @@
  *
  * A folder imports only folders below it. The few known exceptions are named in the
  * rule that allows them, each with its reason. Modules use each other through their exported
- * functions; the five pairs that still do so both ways are named, with their reasons, in
+ * functions; the one pair that still does so both ways is named, with its reason, in
  * src/modules/README.md.
  */
 const ENTRY = '^src/(app|server|worker|admin)[.]ts$';

@@ -100,9 +100,6 @@ describe('the layer rules of npm run lint', () => {
  * (its entry goes too).
  */
 const TWO_WAY_PAIRS: Record<string, string> = {
-  'billing mail': 'document mail is queued through mail; the mail task renders the attached PDF with billing',
-  'billing portal':
-    "documents make and open portal links through portal.service.ts; the portal's routes send document PDFs",
   'bills purchase-orders':
     "a bill names the order it came from and releases it; the order's /bill route answers with the bill's schema",
 };

@@ -1,5 +1,6 @@
+import type { PdfSource } from '../../platform/pdf.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { documentPdf, type PdfSource } from '../billing/document-pdf.js';
+import { documentPdf } from '../billing/document-pdf.js';
 import type { EstimateView } from './estimates.service.js';
 
 /** The estimate on paper: company, customer, lines, totals, status and how long it is valid. */

@@ -5,9 +5,9 @@ import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/pagination.js';
+import type { PdfSource } from '../../platform/pdf.js';
 import { canTake, take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { PdfSource } from '../billing/document-pdf.js';
 import {
   type DocumentInput,
   type DocumentPatch,

@@ -1,8 +1,9 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { payments } from '../../db/schema/index.js';
 import { fromCents } from '../../platform/money.js';
+import type { PdfSource } from '../../platform/pdf.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { documentPdf, type PdfSource } from '../billing/document-pdf.js';
+import { documentPdf } from '../billing/document-pdf.js';
 import type { InvoiceDetailView } from './invoices.service.js';
 
 /** The invoice as the customer gets it on paper: company, customer, lines, totals, payments, status, due date. */

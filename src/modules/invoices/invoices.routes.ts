@@ -2,9 +2,9 @@ import type { Static, TypeBoxTypeProvider } from '@fastify/type-provider-typebox
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
+import { PdfResponse, sendPdf } from '../../platform/pdf.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { PdfResponse, sendPdf } from '../billing/document-pdf.js';
 
 import {
   BatchInvoicesBody,

@@ -6,10 +6,10 @@ import { emit, emitMany } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import type { Page } from '../../platform/pagination.js';
+import type { PdfSource } from '../../platform/pdf.js';
 import { canTake, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { dateRange } from '../billing/date-filter.js';
-import type { PdfSource } from '../billing/document-pdf.js';
 import {
   type DocumentInput,
   type DocumentPatch,

@@ -5,11 +5,10 @@ import type { Database } from '../../db/client.js';
 import { mailJobs } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { createMailer, type MailAttachment, type Mailer } from '../../platform/mail.js';
+import { type PdfSource, renderPdf } from '../../platform/pdf.js';
 import { statesAccepting, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
-import type { PdfSource } from '../billing/document-pdf.js';
-import { renderPdf } from '../billing/document-pdf.js';
 import type { MailDocumentType } from './mail.service.js';
 import { type MailStatus, mailMachine } from './mail.states.js';
 

@@ -1,5 +1,5 @@
+import type { PdfSource } from '../../platform/pdf.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { PdfSource } from '../billing/document-pdf.js';
 import type { PortalDocumentType } from './portal.service.js';
 
 /** Facts about the customer's request, kept as evidence (e.g. contract signatures). */
