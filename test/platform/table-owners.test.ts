@@ -26,6 +26,7 @@ const OWNERS: Record<string, string> = {
   verifications: 'platform',
   events: 'platform',
   eventBatches: 'platform',
+  workflowEventBatches: 'platform',
   idempotencyKeys: 'platform',
   authGeneration: 'platform',
   rateLimits: 'platform',

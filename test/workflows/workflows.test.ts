@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { events } from '../../src/db/schema/index.js';
+import { events, workflowEventBatches } from '../../src/db/schema/index.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { emit } from '../../src/platform/events/outbox.js';
 import { inTenant } from '../../src/platform/tenancy.js';
@@ -442,7 +442,10 @@ describe('workflows', () => {
 
       // The trigger seen again (at-least-once discovery) records no second run.
       const triggerId = run?.eventId as string;
-      await h.admin.db.update(events).set({ workflowsCheckedAt: null }).where(eq(events.id, triggerId));
+      const [trigger] = await h.admin.db.select({ tx: events.tx }).from(events).where(eq(events.id, triggerId));
+      await h.admin.db
+        .insert(workflowEventBatches)
+        .values({ tx: trigger?.tx as number, organizationId: crashOwner.organizationId });
       await drain(h);
       expect(await runsOf(h, wf.id)).toHaveLength(1);
       expect(await jobsOf(h, crashOwner.organizationId, cus.id)).toHaveLength(2);

@@ -20,7 +20,8 @@ export const events = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /**
      * The id of the transaction that wrote it (the database's default): with the
-     * organization, the key of its row in `event_batches` while it waits to be fanned out.
+     * organization, the key of its rows in `event_batches` while it waits to be fanned out
+     * and in `workflow_event_batches` while it waits to be matched against the workflows.
      */
     tx: bigint('tx', { mode: 'number' }).notNull().default(WRITING_TRANSACTION),
     /**
@@ -28,13 +29,15 @@ export const events = pgTable(
      * API call, the run's depth + 1 for one caused by a workflow action.
      */
     depth: integer('depth').notNull().default(0),
-    /** Set once the workflows worker has matched the event against the organization's workflows. */
+    /**
+     * Set on the events the workflows worker had matched before drizzle/0034, which it skips;
+     * since then what it has still to match is `workflow_event_batches`, and this stays null.
+     */
     workflowsCheckedAt: timestamp('workflows_checked_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
     index('events_org_created_idx').on(t.organizationId, t.createdAt),
     index('events_batch_idx').on(t.tx, t.organizationId, t.id),
-    index('events_workflows_unchecked_idx').on(t.createdAt).where(sql`workflows_checked_at IS NULL`),
   ],
 );
 
@@ -53,4 +56,20 @@ export const eventBatches = pgTable(
     fannedTo: text('fanned_to'),
   },
   (t) => [primaryKey({ name: 'event_batches_pkey', columns: [t.tx, t.organizationId] })],
+);
+
+/**
+ * What the workflows worker has still to match, kept like `eventBatches` (drizzle/0034): one
+ * row per writing transaction and organization, added by the same trigger, deleted once the
+ * worker has read all of its events. `checkedTo` is the last event (by id) already matched of
+ * a batch the worker stopped inside.
+ */
+export const workflowEventBatches = pgTable(
+  'workflow_event_batches',
+  {
+    tx: bigint('tx', { mode: 'number' }).notNull(),
+    organizationId: organizationId(),
+    checkedTo: text('checked_to'),
+  },
+  (t) => [primaryKey({ name: 'workflow_event_batches_pkey', columns: [t.tx, t.organizationId] })],
 );

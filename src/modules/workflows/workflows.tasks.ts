@@ -1,9 +1,9 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { TaskContext, WorkerTask } from '../../background/runner.js';
 import { type Database, rowsOf } from '../../db/client.js';
 import { events, workflowRuns, workflows } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
-import { markCheckedByWorkflows } from '../../platform/events/outbox.js';
+import { doneMatching, eventsToMatch } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { take } from '../../platform/state-machine.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
@@ -16,7 +16,6 @@ import { workflowRunMachine } from './workflows.states.js';
 export const MAX_DEPTH = 3;
 /** A run that keeps crashing (not an action failing: that is recorded) is given up after this many claims. */
 export const MAX_ATTEMPTS = 10;
-const DISCOVER_BATCH = 200;
 const DEFAULT_LEASE_MS = 60_000;
 const RUN_BATCH = 20;
 
@@ -32,29 +31,18 @@ export interface WorkflowTaskOptions {
 }
 
 /**
- * Pass 1, across tenants (asPlatform): claims events not yet checked, matches them
- * against the active workflows of their organization and trigger, records a pending
- * run for each workflow whose conditions hold (unique per workflow and event, so a
- * repeated pass records nothing twice) and marks the events checked, all in one
- * transaction: a crash leaves the events unchecked and the next pass redoes it.
- * Only committed events exist here, so a rolled-back change never triggers anything.
+ * Pass 1, across tenants (asPlatform): takes the outbox's events this engine has not matched
+ * yet (its own batches of them, `eventsToMatch`), matches them against the active workflows of
+ * their organization and trigger, records a pending run for each workflow whose conditions hold
+ * (unique per workflow and event, so a repeated pass records nothing twice) and marks the
+ * batches read (`doneMatching`), all in one transaction: a crash leaves the batches as they
+ * were and the next pass redoes them. Only committed events exist here, so a rolled-back change
+ * never triggers anything. Returns the batches read (the runner loops while there are some).
  */
-export async function discoverRuns(database: Database, limit = DISCOVER_BATCH): Promise<number> {
+export async function discoverRuns(database: Database): Promise<number> {
   return asPlatform(database.db, async (tx) => {
-    const batch = await tx
-      .select({
-        id: events.id,
-        organizationId: events.organizationId,
-        type: events.type,
-        data: events.data,
-        depth: events.depth,
-      })
-      .from(events)
-      .where(isNull(events.workflowsCheckedAt))
-      .orderBy(asc(events.createdAt))
-      .limit(limit)
-      .for('update', { skipLocked: true });
-    if (batch.length === 0) return 0;
+    const { events: batch, batches } = await eventsToMatch(tx);
+    if (batches.length === 0) return 0;
     const candidates = batch.filter((e) => e.depth < MAX_DEPTH);
     if (candidates.length > 0) {
       const defs = await tx
@@ -85,11 +73,8 @@ export async function discoverRuns(database: Database, limit = DISCOVER_BATCH): 
       }
       if (runs.length > 0) await tx.insert(workflowRuns).values(runs).onConflictDoNothing();
     }
-    await markCheckedByWorkflows(
-      tx,
-      batch.map((e) => e.id),
-    );
-    return batch.length;
+    await doneMatching(tx, batches);
+    return batches.length;
   });
 }
 

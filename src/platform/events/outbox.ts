@@ -1,5 +1,5 @@
-import { inArray, sql } from 'drizzle-orm';
-import type { Tx } from '../../db/client.js';
+import { sql } from 'drizzle-orm';
+import { rowsOf, type Tx } from '../../db/client.js';
 import { events } from '../../db/schema/index.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -68,12 +68,117 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
   return items.length;
 }
 
+/** An outbox event as the workflow engine reads it. */
+export interface EventToMatch {
+  id: string;
+  organizationId: string;
+  type: string;
+  data: Record<string, unknown>;
+  depth: number;
+}
+
+/** Batches taken at once by one pass of the workflow engine, and events read from each. */
+const WORKFLOW_BATCHES = 100;
+const WORKFLOW_EVENTS_PER_BATCH = 100;
+
 /**
- * The workflow engine has matched these events against the workflows (its cursor over the
- * outbox, `workflows_checked_at`). The outbox owns the events table, so the engine marks
- * through here; `tx` is its cross-tenant pass.
+ * The workflow engine's read of the outbox (its own queue, `workflow_event_batches`, drizzle/0034),
+ * inside its cross-tenant pass `tx`: locks the oldest batches no other worker holds (FOR UPDATE
+ * SKIP LOCKED: two workers never read one batch, and neither waits) and returns their events past
+ * where the engine stopped, each batch in id order, at most WORKFLOW_EVENTS_PER_BATCH of each.
+ * Events the engine had matched before 0034 (`workflows_checked_at` set) are left out. Then
+ * `doneMatching` in the same transaction: a crash in between leaves the batches as they were.
+ * The events are only read.
  */
-export async function markCheckedByWorkflows(tx: Tx, eventIds: string[]): Promise<void> {
-  if (eventIds.length === 0) return;
-  await tx.update(events).set({ workflowsCheckedAt: new Date() }).where(inArray(events.id, eventIds));
+export async function eventsToMatch(tx: Tx): Promise<{ events: EventToMatch[]; batches: WorkflowBatchRead[] }> {
+  const locked = rowsOf<{ tx: string | number; organization_id: string; checked_to: string | null }>(
+    await tx.execute(sql`
+      SELECT x.tx, x.organization_id, x.checked_to FROM workflow_event_batches x
+      ORDER BY x.tx, x.organization_id
+      LIMIT ${WORKFLOW_BATCHES}
+      FOR UPDATE SKIP LOCKED`),
+  );
+  if (locked.length === 0) return { events: [], batches: [] };
+  const rows = rowsOf<{
+    id: string;
+    organization_id: string;
+    type: string;
+    data: unknown;
+    depth: number;
+    tx: string | number;
+    checked: boolean;
+  }>(
+    await tx.execute(sql`
+      SELECT e.id, e.organization_id, e.type, e.data, e.depth, e.tx, e.workflows_checked_at IS NOT NULL AS checked
+      FROM unnest(${sql.param(locked.map((b) => String(b.tx)))}::bigint[], ${sql.param(locked.map((b) => b.organization_id))}::text[],
+                  ${sql.param(locked.map((b) => b.checked_to ?? ''))}::text[]) AS b(tx, organization_id, checked_to)
+      CROSS JOIN LATERAL (
+        SELECT e.* FROM events e
+        WHERE e.tx = b.tx AND e.organization_id = b.organization_id AND e.id > b.checked_to
+        ORDER BY e.id
+        LIMIT ${WORKFLOW_EVENTS_PER_BATCH}
+      ) e`),
+  );
+  const key = (t: string | number, org: string) => `${t} ${org}`;
+  const read = new Map(
+    locked.map((b) => [
+      key(b.tx, b.organization_id),
+      { tx: String(b.tx), organizationId: b.organization_id, last: null as string | null, count: 0 },
+    ]),
+  );
+  const events: EventToMatch[] = [];
+  for (const r of rows) {
+    const batch = read.get(key(r.tx, r.organization_id));
+    if (batch) {
+      batch.count++;
+      if (batch.last === null || r.id > batch.last) batch.last = r.id;
+    }
+    if (r.checked) continue;
+    events.push({
+      id: r.id,
+      organizationId: r.organization_id,
+      type: r.type,
+      data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
+      depth: Number(r.depth),
+    });
+  }
+  return { events, batches: [...read.values()] };
+}
+
+/** A batch as `eventsToMatch` read it: the last event read of it, and how many. */
+export interface WorkflowBatchRead {
+  tx: string;
+  organizationId: string;
+  last: string | null;
+  count: number;
+}
+
+/**
+ * The engine has matched what `eventsToMatch` returned (same transaction): a batch read to its
+ * end is deleted; one that was cut at WORKFLOW_EVENTS_PER_BATCH and has events past it keeps
+ * where it stopped (`checked_to`).
+ */
+export async function doneMatching(tx: Tx, batches: WorkflowBatchRead[]): Promise<void> {
+  if (batches.length === 0) return;
+  const cut = batches.filter((b) => b.count >= WORKFLOW_EVENTS_PER_BATCH && b.last !== null);
+  const whole = batches.filter((b) => !cut.includes(b));
+  await tx.execute(sql`
+    WITH r AS (
+      SELECT * FROM unnest(${sql.param(cut.map((b) => b.tx))}::bigint[], ${sql.param(cut.map((b) => b.organizationId))}::text[],
+                           ${sql.param(cut.map((b) => b.last as string))}::text[]) AS r(tx, organization_id, last)
+    ), more AS (
+      SELECT r.* FROM r
+      WHERE EXISTS (SELECT 1 FROM events e WHERE e.tx = r.tx AND e.organization_id = r.organization_id AND e.id > r.last)
+    ), progress AS (
+      UPDATE workflow_event_batches x SET checked_to = more.last
+      FROM more WHERE x.tx = more.tx AND x.organization_id = more.organization_id
+    )
+    DELETE FROM workflow_event_batches x
+    USING (
+      SELECT * FROM unnest(${sql.param(whole.map((b) => b.tx))}::bigint[], ${sql.param(whole.map((b) => b.organizationId))}::text[])
+        AS w(tx, organization_id)
+      UNION ALL
+      SELECT r.tx, r.organization_id FROM r WHERE (r.tx, r.organization_id) NOT IN (SELECT more.tx, more.organization_id FROM more)
+    ) d
+    WHERE x.tx = d.tx AND x.organization_id = d.organization_id`);
 }
