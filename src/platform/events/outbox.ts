@@ -107,9 +107,14 @@ export async function eventsToMatch(tx: Tx): Promise<{ events: EventToMatch[]; b
     depth: number;
     tx: string | number;
     checked: boolean;
+    batch_last: string;
+    batch_read: number;
   }>(
+    // The last event read of each batch and how many, compared in the database (its collation
+    // orders the ids, as in `e.id > b.checked_to`).
     await tx.execute(sql`
-      SELECT e.id, e.organization_id, e.type, e.data, e.depth, e.tx, e.workflows_checked_at IS NOT NULL AS checked
+      SELECT e.id, e.organization_id, e.type, e.data, e.depth, e.tx, e.workflows_checked_at IS NOT NULL AS checked,
+             max(e.id) OVER w AS batch_last, count(*) OVER w AS batch_read
       FROM unnest(${sql.param(locked.map((b) => String(b.tx)))}::bigint[], ${sql.param(locked.map((b) => b.organization_id))}::text[],
                   ${sql.param(locked.map((b) => b.checked_to ?? ''))}::text[]) AS b(tx, organization_id, checked_to)
       CROSS JOIN LATERAL (
@@ -117,7 +122,8 @@ export async function eventsToMatch(tx: Tx): Promise<{ events: EventToMatch[]; b
         WHERE e.tx = b.tx AND e.organization_id = b.organization_id AND e.id > b.checked_to
         ORDER BY e.id
         LIMIT ${WORKFLOW_EVENTS_PER_BATCH}
-      ) e`),
+      ) e
+      WINDOW w AS (PARTITION BY b.tx, b.organization_id)`),
   );
   const key = (t: string | number, org: string) => `${t} ${org}`;
   const read = new Map(
@@ -126,15 +132,15 @@ export async function eventsToMatch(tx: Tx): Promise<{ events: EventToMatch[]; b
       { tx: String(b.tx), organizationId: b.organization_id, last: null as string | null, count: 0 },
     ]),
   );
-  const events: EventToMatch[] = [];
+  const toMatch: EventToMatch[] = [];
   for (const r of rows) {
     const batch = read.get(key(r.tx, r.organization_id));
     if (batch) {
-      batch.count++;
-      if (batch.last === null || r.id > batch.last) batch.last = r.id;
+      batch.last = r.batch_last;
+      batch.count = Number(r.batch_read);
     }
     if (r.checked) continue;
-    events.push({
+    toMatch.push({
       id: r.id,
       organizationId: r.organization_id,
       type: r.type,
@@ -142,7 +148,7 @@ export async function eventsToMatch(tx: Tx): Promise<{ events: EventToMatch[]; b
       depth: Number(r.depth),
     });
   }
-  return { events, batches: [...read.values()] };
+  return { events: toMatch, batches: [...read.values()] };
 }
 
 /** A batch as `eventsToMatch` read it: the last event read of it, and how many. */
