@@ -166,25 +166,19 @@ export interface WorkflowBatchRead {
  */
 export async function doneMatching(tx: Tx, batches: WorkflowBatchRead[]): Promise<void> {
   if (batches.length === 0) return;
-  const cut = batches.filter((b) => b.count >= WORKFLOW_EVENTS_PER_BATCH && b.last !== null);
-  const whole = batches.filter((b) => !cut.includes(b));
+  // `cut_at`: the last event read of a batch read up to the limit (it may go on), else null.
+  const cutAt = batches.map((b) => (b.count >= WORKFLOW_EVENTS_PER_BATCH ? b.last : null));
   await tx.execute(sql`
-    WITH r AS (
-      SELECT * FROM unnest(${sql.param(cut.map((b) => b.tx))}::bigint[], ${sql.param(cut.map((b) => b.organizationId))}::text[],
-                           ${sql.param(cut.map((b) => b.last as string))}::text[]) AS r(tx, organization_id, last)
-    ), more AS (
-      SELECT r.* FROM r
-      WHERE EXISTS (SELECT 1 FROM events e WHERE e.tx = r.tx AND e.organization_id = r.organization_id AND e.id > r.last)
+    WITH reached AS (
+      SELECT r.tx, r.organization_id, r.cut_at,
+             r.cut_at IS NOT NULL AND EXISTS (SELECT 1 FROM events e
+               WHERE e.tx = r.tx AND e.organization_id = r.organization_id AND e.id > r.cut_at) AS more
+      FROM unnest(${sql.param(batches.map((b) => b.tx))}::bigint[], ${sql.param(batches.map((b) => b.organizationId))}::text[],
+                  ${sql.param(cutAt)}::text[]) AS r(tx, organization_id, cut_at)
     ), progress AS (
-      UPDATE workflow_event_batches x SET checked_to = more.last
-      FROM more WHERE x.tx = more.tx AND x.organization_id = more.organization_id
+      UPDATE workflow_event_batches x SET checked_to = reached.cut_at
+      FROM reached WHERE x.tx = reached.tx AND x.organization_id = reached.organization_id AND reached.more
     )
-    DELETE FROM workflow_event_batches x
-    USING (
-      SELECT * FROM unnest(${sql.param(whole.map((b) => b.tx))}::bigint[], ${sql.param(whole.map((b) => b.organizationId))}::text[])
-        AS w(tx, organization_id)
-      UNION ALL
-      SELECT r.tx, r.organization_id FROM r WHERE (r.tx, r.organization_id) NOT IN (SELECT more.tx, more.organization_id FROM more)
-    ) d
-    WHERE x.tx = d.tx AND x.organization_id = d.organization_id`);
+    DELETE FROM workflow_event_batches x USING reached
+    WHERE x.tx = reached.tx AND x.organization_id = reached.organization_id AND NOT reached.more`);
 }
