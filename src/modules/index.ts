@@ -5,6 +5,8 @@ import { billPurchaseOrder } from '../flows/bill-purchase-order.js';
 import { billStorm } from '../flows/bill-storm.js';
 import { convertEstimate } from '../flows/convert-estimate.js';
 import { convertEstimateToJob } from '../flows/convert-estimate-to-job.js';
+import { createBill } from '../flows/create-bill.js';
+import { deleteBill } from '../flows/delete-bill.js';
 import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
 import { updateJobAndBillVisit } from '../flows/update-job.js';
@@ -65,7 +67,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   webhookRoutes,
   vendorRoutes,
   (app) => purchaseOrderRoutes(app, { flows: { billPurchaseOrder } }),
-  billRoutes,
+  (app) => billRoutes(app, { flows: { createBill, deleteBill } }),
   billPaymentRoutes,
   ledgerRoutes,
   (app) => winterRoutes(app, { flows: { billStorm } }),

@@ -3,22 +3,31 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
-import { BillList, BillListQuery, BillResponse, CreateBillBody, UpdateBillBody } from './bills.schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 import {
-  approveBill,
-  createBill,
-  deleteBill,
-  getBill,
-  listBills,
-  postBill,
-  updateBill,
-  voidBill,
-} from './bills.service.js';
+  BillList,
+  BillListQuery,
+  BillResponse,
+  CreateBillBody,
+  type CreateBillInput,
+  UpdateBillBody,
+} from './bills.schemas.js';
+import { approveBill, type BillView, getBill, listBills, postBill, updateBill, voidBill } from './bills.service.js';
+
+/**
+ * The flows (src/flows/) these routes start: a bill may name a purchase order, checked when
+ * the bill is made and let go when a draft is deleted. src/modules/index.ts hands them in, so
+ * bills never import purchase orders or the layer above.
+ */
+export interface BillFlows {
+  createBill(ctx: Ctx, input: CreateBillInput): Promise<BillView>;
+  deleteBill(ctx: Ctx, id: string): Promise<void>;
+}
 
 /** Payables are the books: owner/admin only (operations.md §3). */
 const roles = ['owner', 'admin'] as const;
 
-export default async function billRoutes(fastify: FastifyInstance) {
+export default async function billRoutes(fastify: FastifyInstance, { flows }: { flows: BillFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['bills'];
@@ -74,7 +83,7 @@ export default async function billRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const data = await inRequestTenant(database.db, request, (ctx) => createBill(ctx, request.body));
+      const data = await inRequestTenant(database.db, request, (ctx) => flows.createBill(ctx, request.body));
       return reply.code(201).send({ data });
     },
   );
@@ -112,7 +121,7 @@ export default async function billRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => deleteBill(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteBill(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

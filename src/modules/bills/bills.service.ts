@@ -12,7 +12,6 @@ import { take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';
-import { purchaseOrderVendorId, releaseBill } from '../purchase-orders/purchase-orders.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireVendor, type VendorRow } from '../vendors/vendors.service.js';
 import { postBillOpened, postBillVoided } from './bills.ledger.js';
@@ -190,13 +189,18 @@ export async function insertBill(ctx: Ctx, doc: NewBill): Promise<BillView> {
   return view;
 }
 
-export async function createBill(ctx: Ctx, input: CreateBillInput): Promise<BillView> {
+/**
+ * A bill as POST /api/bills records it. A bill naming a purchase order is started by
+ * src/flows/create-bill.ts, which asks the purchase-orders module for that order's vendor
+ * (`orderVendorId`, undefined when the organization has no such order): bills do not read
+ * orders, but they refuse one of another vendor. Without `orderVendorId` a named order → 400.
+ */
+export async function createBill(ctx: Ctx, input: CreateBillInput, orderVendorId?: string): Promise<BillView> {
   const { lines, totalCents } = checkBillLines(input.lineItems);
   const vendor = await requireVendor(ctx, input.vendorId);
   if (input.purchaseOrderId) {
-    const poVendorId = await purchaseOrderVendorId(ctx, input.purchaseOrderId);
-    if (!poVendorId) throw invalidField('purchaseOrderId', 'no such purchase order in this organization');
-    if (poVendorId !== vendor.id) throw invalidField('purchaseOrderId', 'the order belongs to another vendor');
+    if (!orderVendorId) throw invalidField('purchaseOrderId', 'no such purchase order in this organization');
+    if (orderVendorId !== vendor.id) throw invalidField('purchaseOrderId', 'the order belongs to another vendor');
   }
   const { timezone } = await getOrgSettings(ctx);
   const billDate = input.billDate ?? today(timezone);
@@ -308,12 +312,20 @@ export async function updateBill(ctx: Ctx, id: string, patch: UpdateBillInput) {
   return billViewOf(ctx, updated as BillRow);
 }
 
-export async function deleteBill(ctx: Ctx, id: string) {
+/**
+ * Step 1 of deleting a bill (src/flows/delete-bill.ts): the bill, locked, refused unless a
+ * draft (a posted bill is in the books; it can be voided instead).
+ */
+export async function deletableBill(ctx: Ctx, id: string): Promise<BillRow> {
   const row = await findRow(ctx, id, true);
   if (row.status !== 'draft')
     throw invalidState(`Only a draft bill can be deleted; this one is ${row.status.replace('_', ' ')}`);
-  await releaseBill(ctx, id);
-  await ctx.tx.delete(bills).where(mine(ctx, id));
+  return row;
+}
+
+/** The last step of deleting a bill: the draft from `deletableBill` goes, its lines with it (cascade). */
+export async function removeBill(ctx: Ctx, draft: BillRow): Promise<void> {
+  await ctx.tx.delete(bills).where(mine(ctx, draft.id));
 }
 
 /**

@@ -3,8 +3,8 @@ import { purchaseOrders } from '../../db/schema/index.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /*
- * What the bills module asks of purchase orders, which it may neither read nor write
- * directly (the purchase-orders module owns the table).
+ * What the bill flows (src/flows/create-bill.ts, delete-bill.ts) ask of purchase orders: the
+ * purchase-orders module owns the table, and the bills module does not import this one.
  */
 
 /** The vendor of a purchase order of this organization, or undefined when there is none. */
@@ -16,7 +16,7 @@ export async function purchaseOrderVendorId(ctx: Ctx, id: string): Promise<strin
   return po?.vendorId;
 }
 
-/** A draft bill is deleted: the order it came from may be billed again. */
+/** A draft bill is being deleted: the order it came from lets go of it and may be billed again. */
 export async function releaseBill(ctx: Ctx, billId: string): Promise<void> {
   await ctx.tx
     .update(purchaseOrders)
