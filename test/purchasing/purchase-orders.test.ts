@@ -185,6 +185,62 @@ describe('vendors and purchase orders', () => {
     await expectRefused(h, owner, () => owner.call('POST', `/api/purchase-orders/${po.id}/bill`), 409);
   });
 
+  it("a bill names only its own vendor's order of this organization (400 otherwise, nothing written)", async () => {
+    const v = await newVendor(owner);
+    const otherVendor = await newVendor(owner, { name: 'Other Mulch' });
+    const po = (await owner.call('POST', '/api/purchase-orders', { vendorId: v.id, lineItems })).json().data;
+    const stranger = await newTenant(h, { name: 'Stranger' });
+    const foreignVendor = await newVendor(stranger);
+    const foreignPo = (
+      await stranger.call('POST', '/api/purchase-orders', { vendorId: foreignVendor.id, lineItems })
+    ).json().data;
+    const bill = (vendorId: string, purchaseOrderId: string) =>
+      owner.call('POST', '/api/bills', {
+        vendorId,
+        purchaseOrderId,
+        lineItems: [{ description: 'Mulch', amount: 10 }],
+      });
+    const billsNaming = async (purchaseOrderId: string) =>
+      (await owner.call('GET', '/api/bills', undefined, { query: { purchaseOrderId } })).json().data;
+
+    const otherVendors = await expectRefused(h, owner, () => bill(otherVendor.id, po.id), 400, 'purchaseOrderId');
+    expect(otherVendors.body).toContain('the order belongs to another vendor');
+    for (const missing of ['po_missing', foreignPo.id]) {
+      const refused = await expectRefused(h, owner, () => bill(v.id, missing), 400, 'purchaseOrderId');
+      expect(refused.body).toContain('no such purchase order in this organization');
+    }
+    // The vendor is checked first, as before any order.
+    await expectRefused(h, owner, () => bill(foreignVendor.id, foreignPo.id), 400, 'vendorId');
+    expect(await billsNaming(po.id)).toEqual([]);
+    expect(await billsNaming(foreignPo.id)).toEqual([]);
+
+    const ok = await bill(v.id, po.id);
+    expect(ok.statusCode, ok.body).toBe(201);
+    expect(ok.json().data).toMatchObject({ vendorId: v.id, purchaseOrderId: po.id, status: 'open' });
+  });
+
+  it('deleting the draft bill made from an order lets the order be billed again', async () => {
+    const v = await newVendor(owner);
+    const po = (await owner.call('POST', '/api/purchase-orders', { vendorId: v.id, lineItems })).json().data;
+    await owner.call('POST', `/api/purchase-orders/${po.id}/send`);
+    expect((await owner.call('POST', `/api/purchase-orders/${po.id}/receive`)).json().data.status).toBe('received');
+    const first = await owner.call('POST', `/api/purchase-orders/${po.id}/bill`);
+    expect(first.statusCode, first.body).toBe(201);
+    const draft = first.json().data;
+    expect((await owner.call('GET', `/api/purchase-orders/${po.id}`)).json().data.billId).toBe(draft.id);
+    await expectRefused(h, owner, () => owner.call('POST', `/api/purchase-orders/${po.id}/bill`), 409);
+
+    expect((await owner.call('DELETE', `/api/bills/${draft.id}`)).statusCode).toBe(204);
+    expect((await owner.call('GET', `/api/bills/${draft.id}`)).statusCode).toBe(404);
+    expect((await owner.call('GET', `/api/purchase-orders/${po.id}`)).json().data.billId).toBeNull();
+
+    const again = await owner.call('POST', `/api/purchase-orders/${po.id}/bill`);
+    expect(again.statusCode, again.body).toBe(201);
+    expect(again.json().data).toMatchObject({ status: 'draft', purchaseOrderId: po.id, total: draft.total });
+    expect(again.json().data.id).not.toBe(draft.id);
+    expect((await owner.call('GET', `/api/purchase-orders/${po.id}`)).json().data.billId).toBe(again.json().data.id);
+  });
+
   it('a vendor without email: sent without mail; a refused mail is retried, not refused', async () => {
     const quiet = await newVendor(owner);
     const po = (await owner.call('POST', '/api/purchase-orders', { vendorId: quiet.id, lineItems })).json().data;
