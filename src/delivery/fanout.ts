@@ -52,12 +52,25 @@ export async function dispatchEvents(database: Pick<Database, 'platformQuery'>, 
 const CATALOG = EVENT_CATALOG.join(',');
 
 /**
+ * A batch's share of a pass: the pass's `limit` split evenly over the batches waiting, but never
+ * fewer events than this. Without shares one transaction of 100,000 events (an import, a month's
+ * batch invoicing) filled pass after pass, and every other organization's events, committed
+ * after it, waited for all of it to be fanned out: seconds to minutes of delay for tenants with
+ * nothing to do with it. With shares the pass that follows reads them beside it. The floor keeps
+ * a pass from cutting many batches into slivers (each cut batch costs a write of where it
+ * stopped, `progress`); a pass still reads limit / MIN_SHARE batches or more (8 of the worker's
+ * 200), so a transaction committed behind k bigger ones is read within about k / 8 passes.
+ */
+const MIN_SHARE = 25;
+
+/**
  * `pre` reads without locks: the oldest batches, each one's events past where it stopped, in
- * id order, and stops at `limit` events (a nested loop: each batch's rows come in order, so the
- * cut leaves a prefix of the last batch read). `b` then locks only the batches read, skipping
- * those another worker holds, and sees each one as last committed: `ev` keeps the events past
- * its `fanned_to` as it is now (another worker may have gone further meanwhile). A batch with
- * nothing past its last event made is done (`done`); one cut short records where (`progress`).
+ * id order, up to the batch's share (`share`), and stops at `limit` events (a nested loop: each
+ * batch's rows come in order, so the cut leaves a prefix of the last batch read). `b` then locks
+ * only the batches read, skipping those another worker holds, and sees each one as last
+ * committed: `ev` keeps the events past its `fanned_to` as it is now (another worker may have
+ * gone further meanwhile). A batch with nothing past its last event made is done (`done`); one
+ * cut short records where (`progress`).
  */
 const FAN_OUT = {
   name: 'webhook_fan_out',
@@ -67,6 +80,8 @@ const FAN_OUT = {
       FROM event_batches x
       ORDER BY x.tx, x.organization_id
       LIMIT $1
+    ), share AS (
+      SELECT greatest(ceil($1::numeric / nullif(count(*), 0)), ${MIN_SHARE})::int AS n FROM cand
     ), pre AS MATERIALIZED (
       SELECT e.* FROM cand c
       CROSS JOIN LATERAL (
@@ -74,7 +89,7 @@ const FAN_OUT = {
         FROM events e
         WHERE e.tx = c.tx AND e.organization_id = c.organization_id AND e.id > COALESCE(c.fanned_to, '')
         ORDER BY e.id
-        LIMIT $1
+        LIMIT (SELECT share.n FROM share)
       ) e
       LIMIT $1
     ), b AS MATERIALIZED (

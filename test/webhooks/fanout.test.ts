@@ -159,6 +159,40 @@ describe('webhook fan-out', () => {
     expect(await made(otherEp)).toEqual(small.map((e) => e.id).sort());
   });
 
+  it("fans out another organization's event in the pass after one transaction's burst, not after all of it", async () => {
+    const bulk = await newTenant(h);
+    const quiet = await newTenant(h);
+    const bulkEp = await register(bulk, ['*']);
+    const quietEp = await register(quiet, ['*']);
+    const created = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ type: 'customer.created', data: { customerId: `cus_bulk_${i}` } }));
+    // 450 events in one transaction (an import, a month's batch invoicing), then one event of
+    // another organization committed after it.
+    const burst = await emitEvents(h.database, bulk.organizationId, created(450));
+    const [probe] = await emitEvents(h.database, quiet.organizationId, [
+      { type: 'invoice.paid', data: { invoiceId: 'inv_probe' } },
+    ]);
+
+    // One pass of 200 splits itself over the two batches waiting: 100 of the burst and the probe.
+    expect(await dispatchEvents(h.database, 200)).toBe(101);
+    expect(await awaitingFanOut(h.admin.db, probe?.id as string)).toBe(false);
+    const madeFor = async (endpointId: string) =>
+      (
+        await h.admin.db
+          .select({ eventId: webhookDeliveries.eventId })
+          .from(webhookDeliveries)
+          .where(eq(webhookDeliveries.endpointId, endpointId))
+      ).map((r) => r.eventId);
+    expect(await madeFor(quietEp)).toEqual([probe?.id]);
+
+    // The burst alone then fills whole passes, and every event of it is made into one delivery.
+    const passes = [];
+    for (let k = await dispatchEvents(h.database, 200); k > 0; k = await dispatchEvents(h.database, 200))
+      passes.push(k);
+    expect(passes).toEqual([200, 150]);
+    expect((await madeFor(bulkEp)).sort()).toEqual(burst.map((e) => e.id).sort());
+  });
+
   it('fans out an event written by a plain INSERT, as a process of the previous version writes one', async () => {
     const t = await newTenant(h);
     const ep = await register(t, ['*']);
