@@ -131,16 +131,13 @@ export async function processEnvironment(
 export async function signUpWithOrganization(
   base: string,
   name = 'Process Lawn',
-): Promise<{ cookie: string; orgId: string }> {
+): Promise<{ cookie: string; orgId: string; email: string }> {
   const json = { 'content-type': 'application/json' };
+  const email = `p-${Date.now()}-${Math.random()}@example.com`;
   const up = await fetch(`${base}/api/auth/sign-up/email`, {
     method: 'POST',
     headers: json,
-    body: JSON.stringify({
-      name: 'Owner',
-      email: `p-${Date.now()}-${Math.random()}@example.com`,
-      password: 'correct horse battery',
-    }),
+    body: JSON.stringify({ name: 'Owner', email, password: 'correct horse battery' }),
   });
   if (up.status !== 200) throw new Error(`sign-up: ${up.status} ${await up.text()}`);
   const cookie = up.headers
@@ -153,5 +150,5 @@ export async function signUpWithOrganization(
     body: JSON.stringify({ name }),
   });
   if (org.status !== 201) throw new Error(`organization: ${org.status} ${await org.text()}`);
-  return { cookie, orgId: (await org.json()).data.id as string };
+  return { cookie, orgId: (await org.json()).data.id as string, email };
 }

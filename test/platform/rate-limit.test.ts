@@ -1,12 +1,10 @@
 import { once } from 'node:events';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { rateLimits } from '../../src/db/schema/index.js';
 import { apiKeyCaller, createHarness, type Harness, newTenant, TEST_ENV, type TestUser } from '../harness.js';
-
-const REDIS_URL = 'redis://127.0.0.1:6379';
+import { REDIS_URL, redisReachable } from './redis.js';
 
 describe('rate limiting per principal (in memory)', () => {
   let h: Harness;
@@ -48,19 +46,6 @@ describe('rate limiting per principal (in memory)', () => {
     }
   });
 });
-
-async function redisReachable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000 });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
 // Redis is part of the CI machine; on a laptop without it this block is reported as skipped.
 const hasRedis = await redisReachable();
