@@ -28,6 +28,16 @@ describe('webhook fan-out', () => {
     expect(res.statusCode).toBe(201);
     return res.json().data.id as string;
   };
+  /** The events an endpoint has deliveries for, sorted. */
+  const madeFor = async (endpointId: string) =>
+    (
+      await h.admin.db
+        .select({ eventId: webhookDeliveries.eventId })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.endpointId, endpointId))
+    )
+      .map((r) => r.eventId)
+      .sort();
   const fanOut = async () => {
     let n = 0;
     for (let k = await dispatchEvents(h.database, 3); k > 0; k = await dispatchEvents(h.database, 3)) n += k;
@@ -146,17 +156,8 @@ describe('webhook fan-out', () => {
     for (let k = await dispatchEvents(h.database, 3); k > 0; k = await dispatchEvents(h.database, 3)) passes.push(k);
     expect(passes).toEqual([3, 3, 3]);
     for (const e of [...big, ...small]) expect(await awaitingFanOut(h.admin.db, e.id)).toBe(false);
-    const made = async (endpointId: string) =>
-      (
-        await h.admin.db
-          .select({ eventId: webhookDeliveries.eventId })
-          .from(webhookDeliveries)
-          .where(eq(webhookDeliveries.endpointId, endpointId))
-      )
-        .map((r) => r.eventId)
-        .sort();
-    expect(await made(ep)).toEqual(big.map((e) => e.id).sort());
-    expect(await made(otherEp)).toEqual(small.map((e) => e.id).sort());
+    expect(await madeFor(ep)).toEqual(big.map((e) => e.id).sort());
+    expect(await madeFor(otherEp)).toEqual(small.map((e) => e.id).sort());
   });
 
   it("fans out another organization's event in the pass after one transaction's burst, not after all of it", async () => {
@@ -176,13 +177,6 @@ describe('webhook fan-out', () => {
     // One pass of 200 splits itself over the two batches waiting: 100 of the burst and the probe.
     expect(await dispatchEvents(h.database, 200)).toBe(101);
     expect(await awaitingFanOut(h.admin.db, probe?.id as string)).toBe(false);
-    const madeFor = async (endpointId: string) =>
-      (
-        await h.admin.db
-          .select({ eventId: webhookDeliveries.eventId })
-          .from(webhookDeliveries)
-          .where(eq(webhookDeliveries.endpointId, endpointId))
-      ).map((r) => r.eventId);
     expect(await madeFor(quietEp)).toEqual([probe?.id]);
 
     // The burst alone then fills whole passes, and every event of it is made into one delivery.
@@ -190,7 +184,7 @@ describe('webhook fan-out', () => {
     for (let k = await dispatchEvents(h.database, 200); k > 0; k = await dispatchEvents(h.database, 200))
       passes.push(k);
     expect(passes).toEqual([200, 150]);
-    expect((await madeFor(bulkEp)).sort()).toEqual(burst.map((e) => e.id).sort());
+    expect(await madeFor(bulkEp)).toEqual(burst.map((e) => e.id).sort());
   });
 
   it('fans out an event written by a plain INSERT, as a process of the previous version writes one', async () => {
