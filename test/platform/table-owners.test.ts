@@ -30,6 +30,7 @@ const OWNERS: Record<string, string> = {
   idempotencyKeys: 'platform',
   authGeneration: 'platform',
   rateLimits: 'platform',
+  secretLookups: 'platform',
   organizations: 'organizations',
   members: 'members',
   invitations: 'invitations',

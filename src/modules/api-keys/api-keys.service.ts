@@ -1,6 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys } from '../../db/schema/index.js';
 import { hashApiKey } from '../../platform/auth/principal.js';
+import { forgetSecret, recordSecret } from '../../platform/auth/secret-lookups.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId, randomToken } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
@@ -21,6 +22,7 @@ const view = (r: Row) => ({
 export async function createApiKey(ctx: Ctx, input: { name: string; role?: 'admin' | 'member' | undefined }) {
   if (ctx.actor.kind === 'apiKey') throw new AppError('FORBIDDEN', 'API keys cannot create API keys');
   const key = `sk_${randomToken(32)}`;
+  const keyHash = hashApiKey(key);
   const [row] = await ctx.tx
     .insert(apiKeys)
     .values({
@@ -28,11 +30,13 @@ export async function createApiKey(ctx: Ctx, input: { name: string; role?: 'admi
       organizationId: ctx.organizationId,
       name: input.name.trim(),
       role: input.role ?? 'admin',
-      keyHash: hashApiKey(key),
+      keyHash,
       prefix: key.slice(0, 10),
       createdBy: ctx.actor.id,
     })
     .returning();
+  // The global lookup that finds this key's organization when the key is presented (same transaction).
+  await recordSecret(ctx.tx, 'api_key', keyHash, ctx.organizationId);
   return { ...view(row as Row), key };
 }
 
@@ -48,6 +52,7 @@ export async function revokeApiKey(ctx: Ctx, id: string) {
     .update(apiKeys)
     .set({ revokedAt: new Date() })
     .where(and(eq(apiKeys.organizationId, ctx.organizationId), eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id });
+    .returning({ keyHash: apiKeys.keyHash });
   if (rows.length === 0) throw notFound('API key');
+  await forgetSecret(ctx.tx, 'api_key', (rows[0] as { keyHash: string }).keyHash);
 }

@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { deviceTokens } from '../../db/schema/index.js';
 import { hashApiKey } from '../../platform/auth/principal.js';
+import { forgetSecret, recordSecret } from '../../platform/auth/secret-lookups.js';
 import { notFound } from '../../platform/errors.js';
 import { newId, randomToken } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -21,6 +22,7 @@ const view = (r: Row) => ({
 export async function createDevice(ctx: Ctx, input: { name: string; memberId?: string | undefined }) {
   const member = await targetMember(ctx, input.memberId);
   const token = `dev_${randomToken(32)}`;
+  const tokenHash = hashApiKey(token);
   const [row] = await ctx.tx
     .insert(deviceTokens)
     .values({
@@ -29,11 +31,13 @@ export async function createDevice(ctx: Ctx, input: { name: string; memberId?: s
       memberId: member.id,
       userId: member.userId,
       name: input.name.trim(),
-      tokenHash: hashApiKey(token),
+      tokenHash,
       prefix: token.slice(0, 10),
       createdBy: ctx.actor.id,
     })
     .returning();
+  // The global lookup that finds this token's organization when a device presents it (same transaction).
+  await recordSecret(ctx.tx, 'device_token', tokenHash, ctx.organizationId);
   return { ...view(row as Row), token };
 }
 
@@ -59,6 +63,7 @@ export async function revokeDevice(ctx: Ctx, id: string) {
     .update(deviceTokens)
     .set({ revokedAt: new Date() })
     .where(and(await visible(ctx), eq(deviceTokens.id, id)))
-    .returning({ id: deviceTokens.id });
+    .returning({ tokenHash: deviceTokens.tokenHash });
   if (rows.length === 0) throw notFound('Device');
+  await forgetSecret(ctx.tx, 'device_token', (rows[0] as { tokenHash: string }).tokenHash);
 }

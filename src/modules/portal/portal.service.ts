@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
-import { and, eq, gt } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { portalTokens } from '../../db/schema/index.js';
+import { hashSecret, organizationOfSecret, recordSecret } from '../../platform/auth/secret-lookups.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { notFound } from '../../platform/errors.js';
 import { newId, randomToken } from '../../platform/ids.js';
@@ -10,7 +10,6 @@ import type { Ctx } from '../../platform/tenancy.js';
 export type PortalDocumentType = 'invoice' | 'estimate' | 'contract';
 
 const DEFAULT_TTL_DAYS = 60;
-const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /**
  * Issues a customer link for one document. The token has 256 random bits and is
@@ -25,15 +24,36 @@ export async function createPortalLink(
 ): Promise<{ token: string; url: string; expiresAt: Date }> {
   const token = `pt_${randomToken(32)}`;
   const expiresAt = new Date(Date.now() + ttlDays * 86_400_000);
+  const tokenHash = hashSecret(token);
   await ctx.tx.insert(portalTokens).values({
     id: newId('ptk'),
     organizationId: ctx.organizationId,
-    tokenHash: hashToken(token),
+    tokenHash,
     documentType,
     documentId,
     expiresAt,
   });
+  // The global lookup that finds this link's organization when the customer opens it (same transaction).
+  await recordSecret(ctx.tx, 'portal_token', tokenHash, ctx.organizationId);
   return { token, url: `${baseUrl}/api/portal/${token}`, expiresAt };
+}
+
+/**
+ * The token's row: the global lookup table names its organization, then the row is read within
+ * it (operations.md §13). A platform read across tenants (the token is what names the tenant); a
+ * mapping whose row is gone finds nothing, answered as an unknown link.
+ */
+async function tokenRow(db: Db, token: string) {
+  const tokenHash = hashSecret(token);
+  return asPlatform(db, async (tx) => {
+    const organizationId = await organizationOfSecret(tx, 'portal_token', tokenHash);
+    if (organizationId === undefined) return undefined;
+    const [row] = await tx
+      .select()
+      .from(portalTokens)
+      .where(and(eq(portalTokens.organizationId, organizationId), eq(portalTokens.tokenHash, tokenHash)));
+    return row;
+  });
 }
 
 export interface PortalTarget {
@@ -49,13 +69,8 @@ export interface PortalTarget {
  */
 export async function resolvePortalToken(db: Db, token: string): Promise<PortalTarget> {
   if (!/^pt_[A-Za-z0-9_-]{20,100}$/.test(token)) throw notFound('Document');
-  const [row] = await asPlatform(db, (tx) =>
-    tx
-      .select()
-      .from(portalTokens)
-      .where(and(eq(portalTokens.tokenHash, hashToken(token)), gt(portalTokens.expiresAt, new Date()))),
-  );
-  if (!row) throw notFound('Document');
+  const row = await tokenRow(db, token);
+  if (!row || row.expiresAt.getTime() <= Date.now()) throw notFound('Document');
   return {
     tokenId: row.id,
     organizationId: row.organizationId,
@@ -71,12 +86,7 @@ export async function resolvePortalToken(db: Db, token: string): Promise<PortalT
  */
 export async function lookupPortalLink(db: Db, token: string): Promise<(PortalTarget & { expired: boolean }) | null> {
   if (!/^pt_[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
-  const [row] = await asPlatform(db, (tx) =>
-    tx
-      .select()
-      .from(portalTokens)
-      .where(eq(portalTokens.tokenHash, hashToken(token))),
-  );
+  const row = await tokenRow(db, token);
   if (!row) return null;
   return {
     tokenId: row.id,

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js';
 import { deviceTokens, members, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../cross-tenant.js';
 import { withTenant } from '../tenancy.js';
+import { organizationOfSecret } from './secret-lookups.js';
 
 /**
  * Cross-tenant lookup: a device token (`dev_…`) is presented before any tenant is
@@ -14,8 +15,12 @@ import { withTenant } from '../tenancy.js';
  * the member's current role (a device acts with its member's role).
  */
 export async function resolveDeviceToken(db: Db, tokenHash: string) {
-  const [row] = await asPlatform(db, (tx) =>
-    tx
+  const row = await asPlatform(db, async (tx) => {
+    // The global lookup table names the organization, then the token is read within it
+    // (operations.md §13); a mapping whose token is gone finds nothing (401).
+    const organizationId = await organizationOfSecret(tx, 'device_token', tokenHash);
+    if (organizationId === undefined) return undefined;
+    const [found] = await tx
       .select({
         id: deviceTokens.id,
         organizationId: deviceTokens.organizationId,
@@ -24,15 +29,28 @@ export async function resolveDeviceToken(db: Db, tokenHash: string) {
         plan: organizations.plan,
       })
       .from(deviceTokens)
-      .innerJoin(members, eq(members.id, deviceTokens.memberId))
+      .innerJoin(
+        members,
+        and(eq(members.organizationId, deviceTokens.organizationId), eq(members.id, deviceTokens.memberId)),
+      )
       .innerJoin(organizations, eq(organizations.id, deviceTokens.organizationId))
-      .where(and(eq(deviceTokens.tokenHash, tokenHash), isNull(deviceTokens.revokedAt)))
-      .limit(1),
-  );
+      .where(
+        and(
+          eq(deviceTokens.organizationId, organizationId),
+          eq(deviceTokens.tokenHash, tokenHash),
+          isNull(deviceTokens.revokedAt),
+        ),
+      )
+      .limit(1);
+    return found;
+  });
   if (!row) return undefined;
   const deviceId = row.id;
   void withTenant(db, row.organizationId, (tx) =>
-    tx.update(deviceTokens).set({ lastUsedAt: new Date() }).where(eq(deviceTokens.id, deviceId)),
+    tx
+      .update(deviceTokens)
+      .set({ lastUsedAt: new Date() })
+      .where(and(eq(deviceTokens.organizationId, row.organizationId), eq(deviceTokens.id, deviceId))),
   ).catch(() => {});
   return row;
 }

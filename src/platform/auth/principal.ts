@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { PLANS, type Plan } from '../../config.js';
 import type { Db } from '../../db/client.js';
@@ -10,6 +9,7 @@ import { type Actor, type Role, withTenant } from '../tenancy.js';
 import type { Auth } from './better-auth.js';
 import { resolveDeviceToken } from './device-tokens.js';
 import type { GenerationReader } from './revocations.js';
+import { hashSecret, organizationOfSecret } from './secret-lookups.js';
 
 /** Who sent a request, resolved once per request (and cached briefly, see below). */
 export interface Principal {
@@ -63,7 +63,8 @@ export function actorOf(p: Principal): Actor {
   return { kind: 'user', id: p.userId as string, role: p.role as Role };
 }
 
-export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
+/** SHA-256 of an API key or device token: what is stored (secret-lookups.ts). */
+export const hashApiKey = hashSecret;
 
 /**
  * Resolving a session costs Better Auth ~1 ms of CPU and two queries, so a resolved
@@ -125,9 +126,14 @@ export class PrincipalResolver {
 
   private async fromApiKey(key: string): Promise<Principal | null> {
     if (!/^sk_[A-Za-z0-9_-]{20,100}$/.test(key)) return null;
-    // Platform lookup across tenants: the key itself is what tells us the tenant.
-    const [row] = await asPlatform(this.db, (tx) =>
-      tx
+    // Platform lookup across tenants: the key itself is what tells us the tenant. The global
+    // lookup table names the organization first, then the key is read within it (one shard once
+    // distributed, docs/scaling.md); a mapping whose key row is gone finds nothing (401).
+    const keyHash = hashApiKey(key);
+    const row = await asPlatform(this.db, async (tx) => {
+      const organizationId = await organizationOfSecret(tx, 'api_key', keyHash);
+      if (organizationId === undefined) return undefined;
+      const [found] = await tx
         .select({
           id: apiKeys.id,
           organizationId: apiKeys.organizationId,
@@ -136,13 +142,17 @@ export class PrincipalResolver {
         })
         .from(apiKeys)
         .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
-        .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
-        .limit(1),
-    );
+        .where(and(eq(apiKeys.organizationId, organizationId), eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
+        .limit(1);
+      return found;
+    });
     if (!row) return null;
     const keyId = row.id;
     void withTenant(this.db, row.organizationId, (tx) =>
-      tx.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId)),
+      tx
+        .update(apiKeys)
+        .set({ lastUsedAt: new Date() })
+        .where(and(eq(apiKeys.organizationId, row.organizationId), eq(apiKeys.id, keyId))),
     ).catch(() => {});
     return {
       kind: 'apiKey',

@@ -1,0 +1,25 @@
+import { pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { createdAt } from './columns.js';
+
+/** What a secret opens; a new kind (booking slugs) is one more value here and in the table's CHECK. */
+export const SECRET_KINDS = ['api_key', 'device_token', 'portal_token'] as const;
+export type SecretKind = (typeof SECRET_KINDS)[number];
+
+/**
+ * The organization of a secret that arrives without one (operations.md §13), by the secret's
+ * SHA-256: read first, then the tenant table filtered by the organization it names. A global
+ * table (a Citus reference table, docs/scaling.md), written only by src/platform/auth/secret-lookups.ts
+ * in the transaction that creates or revokes the secret. No foreign key (a global table never
+ * points at a tenant table); its `organization_id` column gives it the tenant policy by rule
+ * (drizzle/0036_secret_lookups.sql says why).
+ */
+export const secretLookups = pgTable(
+  'secret_lookups',
+  {
+    kind: text('kind').$type<SecretKind>().notNull(),
+    hash: text('hash').notNull(),
+    organizationId: text('organization_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ name: 'secret_lookups_pkey', columns: [t.kind, t.hash] })],
+);
