@@ -48,25 +48,34 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
  * a small read, bench/parts/customers.ts), through src/db/drizzle-adapter.ts. Mirrors
  * Drizzle's own NodePgSession.transaction otherwise (savepoints for nested transactions, rollback
  * on error, client released). Setting values are constants or SAFE_ID-checked.
+ *
+ * On PostgreSQL the settings are `SET LOCAL` statements, not `set_config(…, true)` (the same
+ * effect): on Citus (docs/scaling.md) `SET LOCAL` is what the coordinator passes on to the
+ * workers that hold the shards (with `citus.propagate_set_commands = 'local'`), so the tenant
+ * policy sees the organization there too; a `set_config` stays on the coordinator and the
+ * workers' policy would hide every row. Embedded PGlite sends one statement per query: one SELECT.
  */
 export async function transactionAs<T>(
   db: Db,
   settings: Record<string, string>,
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
-  const assignments = Object.entries(settings)
-    .map(([name, value]) => `set_config('${name}', '${value}', true)`)
-    .join(', ');
   const parts = poolTransactionParts(db);
   if (!parts) {
+    const assignments = Object.entries(settings)
+      .map(([name, value]) => `set_config('${name}', '${value}', true)`)
+      .join(', ');
     return db.transaction(async (tx) => {
       await tx.execute(sql.raw(`SELECT ${assignments}`));
       return fn(tx);
     });
   }
+  const begin = ['BEGIN', ...Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = '${value}'`)].join(
+    '; ',
+  );
   const client = await parts.pool.connect();
   try {
-    return await transactionOn(client, () => fn(transactionOnClient(parts, client)), `BEGIN; SELECT ${assignments}`);
+    return await transactionOn(client, () => fn(transactionOnClient(parts, client)), begin);
   } finally {
     // A connection whose ROLLBACK failed is not handed to the next request.
     releaseClient(client);

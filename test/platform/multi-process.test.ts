@@ -47,7 +47,7 @@ async function call(base: string, method: string, path: string, headers: Record<
 }
 
 /**
- * The deployment of the README's "Scaling out", for real: two API processes and two
+ * The deployment of docs/scaling.md ("One process, then many"), for real: two API processes and two
  * workers on one PostgreSQL database, behind a proxy that sends each request to the
  * next API process in turn. Consecutive requests of one client therefore land on
  * different processes, each with its own credential cache.
