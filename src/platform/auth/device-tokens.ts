@@ -24,7 +24,10 @@ export async function resolveDeviceToken(db: Db, tokenHash: string) {
         plan: organizations.plan,
       })
       .from(deviceTokens)
-      .innerJoin(members, eq(members.id, deviceTokens.memberId))
+      .innerJoin(
+        members,
+        and(eq(members.organizationId, deviceTokens.organizationId), eq(members.id, deviceTokens.memberId)),
+      )
       .innerJoin(organizations, eq(organizations.id, deviceTokens.organizationId))
       .where(and(eq(deviceTokens.tokenHash, tokenHash), isNull(deviceTokens.revokedAt)))
       .limit(1),
@@ -32,7 +35,10 @@ export async function resolveDeviceToken(db: Db, tokenHash: string) {
   if (!row) return undefined;
   const deviceId = row.id;
   void withTenant(db, row.organizationId, (tx) =>
-    tx.update(deviceTokens).set({ lastUsedAt: new Date() }).where(eq(deviceTokens.id, deviceId)),
+    tx
+      .update(deviceTokens)
+      .set({ lastUsedAt: new Date() })
+      .where(and(eq(deviceTokens.organizationId, row.organizationId), eq(deviceTokens.id, deviceId))),
   ).catch(() => {});
   return row;
 }

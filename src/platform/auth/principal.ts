@@ -142,7 +142,10 @@ export class PrincipalResolver {
     if (!row) return null;
     const keyId = row.id;
     void withTenant(this.db, row.organizationId, (tx) =>
-      tx.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId)),
+      tx
+        .update(apiKeys)
+        .set({ lastUsedAt: new Date() })
+        .where(and(eq(apiKeys.organizationId, row.organizationId), eq(apiKeys.id, keyId))),
     ).catch(() => {});
     return {
       kind: 'apiKey',
