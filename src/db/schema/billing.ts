@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { boolean, date, index, integer, numeric, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  date,
+  foreignKey,
+  index,
+  integer,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { cents, ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { customers, properties, services } from './customers.js';
@@ -32,13 +43,11 @@ export const documentCounters = pgTable(
 export const invoices = pgTable(
   'invoices',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     invoiceNumber: text('invoice_number').notNull(),
-    customerId: text('customer_id')
-      .notNull()
-      .references(() => customers.id, { onDelete: 'cascade' }),
-    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    customerId: text('customer_id').notNull(),
+    propertyId: text('property_id'),
     /** draft | sent | partially_paid | paid | overdue | void | written_off */
     status: text('status').notNull(),
     invoiceDate: day('invoice_date').notNull(),
@@ -57,6 +66,17 @@ export const invoices = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'invoices_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'invoices_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'invoices_property_id_fk',
+      columns: [t.organizationId, t.propertyId],
+      foreignColumns: [properties.organizationId, properties.id],
+    }).onDelete('set null'),
     uniqueIndex('invoices_org_number_uq').on(t.organizationId, t.invoiceNumber),
     index('invoices_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     // Filtered lists (operations.md §1): the filter column, then the list's order.
@@ -82,29 +102,47 @@ export const invoiceBillingKeys = pgTable(
   {
     organizationId: organizationId(),
     key: text('key').notNull(),
-    invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
+    invoiceId: text('invoice_id'),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ name: 'invoice_billing_keys_pk', columns: [t.organizationId, t.key] })],
+  (t) => [
+    foreignKey({
+      name: 'invoice_billing_keys_invoice_id_fk',
+      columns: [t.organizationId, t.invoiceId],
+      foreignColumns: [invoices.organizationId, invoices.id],
+    }).onDelete('set null'),
+    primaryKey({ name: 'invoice_billing_keys_pk', columns: [t.organizationId, t.key] }),
+  ],
 );
 
 export const invoiceLineItems = pgTable(
   'invoice_line_items',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    invoiceId: text('invoice_id')
-      .notNull()
-      .references(() => invoices.id, { onDelete: 'cascade' }),
+    invoiceId: text('invoice_id').notNull(),
     position: integer('position').notNull(),
-    serviceId: text('service_id').references(() => services.id, { onDelete: 'set null' }),
+    serviceId: text('service_id'),
     description: text('description').notNull(),
     quantity: numeric('quantity', { precision: 15, scale: 3 }).notNull(),
     unitPriceCents: cents('unit_price_cents').notNull(),
     taxable: boolean('taxable').notNull(),
     amountCents: cents('amount_cents').notNull(),
   },
-  (t) => [index('invoice_line_items_org_invoice_idx').on(t.organizationId, t.invoiceId, t.position)],
+  (t) => [
+    primaryKey({ name: 'invoice_line_items_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'invoice_line_items_invoice_id_fk',
+      columns: [t.organizationId, t.invoiceId],
+      foreignColumns: [invoices.organizationId, invoices.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'invoice_line_items_service_id_fk',
+      columns: [t.organizationId, t.serviceId],
+      foreignColumns: [services.organizationId, services.id],
+    }).onDelete('set null'),
+    index('invoice_line_items_org_invoice_idx').on(t.organizationId, t.invoiceId, t.position),
+  ],
 );
 
 /**
@@ -117,11 +155,9 @@ export const invoiceLineItems = pgTable(
 export const payments = pgTable(
   'payments',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    invoiceId: text('invoice_id')
-      .notNull()
-      .references(() => invoices.id, { onDelete: 'cascade' }),
+    invoiceId: text('invoice_id').notNull(),
     amountCents: cents('amount_cents').notNull(),
     paymentDate: day('payment_date').notNull(),
     /** cash | check | card | ach | other */
@@ -139,6 +175,12 @@ export const payments = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    primaryKey({ name: 'payments_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'payments_invoice_id_fk',
+      columns: [t.organizationId, t.invoiceId],
+      foreignColumns: [invoices.organizationId, invoices.id],
+    }).onDelete('cascade'),
     index('payments_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt),
     index('payments_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     // The dashboard's money collected in a date range.
@@ -152,11 +194,9 @@ export const payments = pgTable(
 export const paymentRefunds = pgTable(
   'payment_refunds',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    paymentId: text('payment_id')
-      .notNull()
-      .references(() => payments.id, { onDelete: 'cascade' }),
+    paymentId: text('payment_id').notNull(),
     amountCents: cents('amount_cents').notNull(),
     /** The part taken back from the invoice's amountPaid (the rest came out of the unapplied excess). */
     appliedCents: cents('applied_cents').notNull(),
@@ -168,6 +208,12 @@ export const paymentRefunds = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    primaryKey({ name: 'payment_refunds_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'payment_refunds_payment_id_fk',
+      columns: [t.organizationId, t.paymentId],
+      foreignColumns: [payments.organizationId, payments.id],
+    }).onDelete('cascade'),
     index('payment_refunds_org_payment_idx').on(t.organizationId, t.paymentId, t.createdAt),
     // The dashboard's refunds made in a range.
     index('payment_refunds_org_created_idx').on(t.organizationId, t.createdAt),
@@ -178,13 +224,11 @@ export const paymentRefunds = pgTable(
 export const estimates = pgTable(
   'estimates',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     estimateNumber: text('estimate_number').notNull(),
-    customerId: text('customer_id')
-      .notNull()
-      .references(() => customers.id, { onDelete: 'cascade' }),
-    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    customerId: text('customer_id').notNull(),
+    propertyId: text('property_id'),
     /** draft | sent | viewed | approved | declined | expired | converted */
     status: text('status').notNull(),
     estimateDate: day('estimate_date').notNull(),
@@ -195,8 +239,8 @@ export const estimates = pgTable(
     taxCents: cents('tax_cents').notNull(),
     totalCents: cents('total_cents').notNull(),
     /** The invoice created by converting this estimate. */
-    invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
-    /** The job made from this estimate (POST /convert-to-job); FK in SQL (jobs.ts imports this file). */
+    invoiceId: text('invoice_id'),
+    /** The job made from this estimate (POST /convert-to-job); composite FK in SQL only, drizzle/0035 (jobs.ts imports this file). */
     jobId: text('job_id'),
     sentAt: ts('sent_at'),
     viewedAt: ts('viewed_at'),
@@ -206,6 +250,22 @@ export const estimates = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'estimates_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'estimates_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'estimates_property_id_fk',
+      columns: [t.organizationId, t.propertyId],
+      foreignColumns: [properties.organizationId, properties.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'estimates_invoice_id_fk',
+      columns: [t.organizationId, t.invoiceId],
+      foreignColumns: [invoices.organizationId, invoices.id],
+    }).onDelete('set null'),
     uniqueIndex('estimates_org_number_uq').on(t.organizationId, t.estimateNumber),
     index('estimates_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('estimates_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
@@ -219,18 +279,29 @@ export const estimates = pgTable(
 export const estimateLineItems = pgTable(
   'estimate_line_items',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    estimateId: text('estimate_id')
-      .notNull()
-      .references(() => estimates.id, { onDelete: 'cascade' }),
+    estimateId: text('estimate_id').notNull(),
     position: integer('position').notNull(),
-    serviceId: text('service_id').references(() => services.id, { onDelete: 'set null' }),
+    serviceId: text('service_id'),
     description: text('description').notNull(),
     quantity: numeric('quantity', { precision: 15, scale: 3 }).notNull(),
     unitPriceCents: cents('unit_price_cents').notNull(),
     taxable: boolean('taxable').notNull(),
     amountCents: cents('amount_cents').notNull(),
   },
-  (t) => [index('estimate_line_items_org_estimate_idx').on(t.organizationId, t.estimateId, t.position)],
+  (t) => [
+    primaryKey({ name: 'estimate_line_items_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'estimate_line_items_estimate_id_fk',
+      columns: [t.organizationId, t.estimateId],
+      foreignColumns: [estimates.organizationId, estimates.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'estimate_line_items_service_id_fk',
+      columns: [t.organizationId, t.serviceId],
+      foreignColumns: [services.organizationId, services.id],
+    }).onDelete('set null'),
+    index('estimate_line_items_org_estimate_idx').on(t.organizationId, t.estimateId, t.position),
+  ],
 );

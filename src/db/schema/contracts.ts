@@ -1,4 +1,4 @@
-import { type AnyPgColumn, date, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { date, foreignKey, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { customers, properties } from './customers.js';
@@ -6,7 +6,7 @@ import { customers, properties } from './customers.js';
 export const contractTemplates = pgTable(
   'contract_templates',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     name: text('name').notNull(),
     /** Text with placeholders such as {{customer.name}}, filled when a contract is created. */
@@ -14,7 +14,10 @@ export const contractTemplates = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('contract_templates_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'contract_templates_pkey', columns: [t.organizationId, t.id] }),
+    index('contract_templates_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+  ],
 );
 
 /** A contract's line: money in cents; `amountCents` = round(quantity × unitPrice). */
@@ -28,14 +31,12 @@ export interface ContractLine {
 export const contracts = pgTable(
   'contracts',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     title: text('title').notNull(),
-    customerId: text('customer_id')
-      .notNull()
-      .references(() => customers.id, { onDelete: 'cascade' }),
-    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
-    templateId: text('template_id').references(() => contractTemplates.id, { onDelete: 'set null' }),
+    customerId: text('customer_id').notNull(),
+    propertyId: text('property_id'),
+    templateId: text('template_id'),
     /** The template's body as it was at creation, so later template edits never change a contract. */
     templateBody: text('template_body'),
     /** draft | sent | signed | active | expired | canceled */
@@ -49,9 +50,7 @@ export const contracts = pgTable(
      * The signed or active contract this one amends (spec 3.4: a signed contract changes
      * only by a new contract or an amendment). The original is left as it is.
      */
-    amendsContractId: text('amends_contract_id').references((): AnyPgColumn => contracts.id, {
-      onDelete: 'set null',
-    }),
+    amendsContractId: text('amends_contract_id'),
     /** The full text the customer reads and signs. */
     content: text('content').notNull(),
     /** First time it was sent (analytics measure time to sign from here). */
@@ -69,6 +68,27 @@ export const contracts = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'contracts_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'contracts_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'contracts_property_id_fk',
+      columns: [t.organizationId, t.propertyId],
+      foreignColumns: [properties.organizationId, properties.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'contracts_template_id_fk',
+      columns: [t.organizationId, t.templateId],
+      foreignColumns: [contractTemplates.organizationId, contractTemplates.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'contracts_amends_contract_id_fk',
+      columns: [t.organizationId, t.amendsContractId],
+      foreignColumns: [t.organizationId, t.id],
+    }).onDelete('set null'),
     index('contracts_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('contracts_org_status_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     index('contracts_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
@@ -79,11 +99,9 @@ export const contracts = pgTable(
 export const contractActivity = pgTable(
   'contract_activity',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    contractId: text('contract_id')
-      .notNull()
-      .references(() => contracts.id, { onDelete: 'cascade' }),
+    contractId: text('contract_id').notNull(),
     /** created | updated | sent | viewed | signed | activated | expired | canceled | amended | amendment_signed */
     type: text('type').notNull(),
     description: text('description').notNull(),
@@ -91,5 +109,13 @@ export const contractActivity = pgTable(
     actorId: text('actor_id'),
     createdAt: createdAt(),
   },
-  (t) => [index('contract_activity_org_contract_idx').on(t.organizationId, t.contractId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'contract_activity_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'contract_activity_contract_id_fk',
+      columns: [t.organizationId, t.contractId],
+      foreignColumns: [contracts.organizationId, contracts.id],
+    }).onDelete('cascade'),
+    index('contract_activity_org_contract_idx').on(t.organizationId, t.contractId, t.createdAt, t.id),
+  ],
 );

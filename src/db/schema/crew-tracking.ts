@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { doublePrecision, index, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  doublePrecision,
+  foreignKey,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  real,
+  text,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { jobs } from './jobs.js';
@@ -9,14 +20,17 @@ import { members } from './organizations.js';
 export const crews = pgTable(
   'crews',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     name: text('name').notNull(),
     memberIds: text('member_ids').array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('crews_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'crews_pkey', columns: [t.organizationId, t.id] }),
+    index('crews_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+  ],
 );
 
 /**
@@ -27,13 +41,11 @@ export const crews = pgTable(
 export const timeEntries = pgTable(
   'time_entries',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    memberId: text('member_id')
-      .notNull()
-      .references(() => members.id, { onDelete: 'cascade' }),
+    memberId: text('member_id').notNull(),
     userId: text('user_id').notNull(),
-    jobId: text('job_id').references(() => jobs.id, { onDelete: 'set null' }),
+    jobId: text('job_id'),
     /** work | drive */
     type: text('type').notNull(),
     startedAt: ts('started_at').notNull(),
@@ -48,6 +60,17 @@ export const timeEntries = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'time_entries_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'time_entries_member_id_fk',
+      columns: [t.organizationId, t.memberId],
+      foreignColumns: [members.organizationId, members.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'time_entries_job_id_fk',
+      columns: [t.organizationId, t.jobId],
+      foreignColumns: [jobs.organizationId, jobs.id],
+    }).onDelete('set null'),
     uniqueIndex('time_entries_one_open_uq').on(t.organizationId, t.memberId).where(sql`${t.endedAt} IS NULL`),
     index('time_entries_org_started_idx').on(t.organizationId, t.startedAt, t.id),
     index('time_entries_org_member_started_idx').on(t.organizationId, t.memberId, t.startedAt),
@@ -65,9 +88,7 @@ export const crewLocations = pgTable(
   'crew_locations',
   {
     organizationId: organizationId(),
-    memberId: text('member_id')
-      .notNull()
-      .references(() => members.id, { onDelete: 'cascade' }),
+    memberId: text('member_id').notNull(),
     recordedAt: ts('recorded_at').notNull(),
     lat: doublePrecision('lat').notNull(),
     lng: doublePrecision('lng').notNull(),
@@ -75,6 +96,11 @@ export const crewLocations = pgTable(
     accuracy: real('accuracy'),
   },
   (t) => [
+    foreignKey({
+      name: 'crew_locations_member_id_fk',
+      columns: [t.organizationId, t.memberId],
+      foreignColumns: [members.organizationId, members.id],
+    }).onDelete('cascade'),
     primaryKey({ columns: [t.organizationId, t.memberId, t.recordedAt] }),
     index('crew_locations_recorded_brin').using('brin', t.recordedAt),
   ],
@@ -85,35 +111,49 @@ export const crewLatestLocations = pgTable(
   'crew_latest_locations',
   {
     organizationId: organizationId(),
-    memberId: text('member_id')
-      .notNull()
-      .references(() => members.id, { onDelete: 'cascade' }),
+    memberId: text('member_id').notNull(),
     userId: text('user_id').notNull(),
     recordedAt: ts('recorded_at').notNull(),
     lat: doublePrecision('lat').notNull(),
     lng: doublePrecision('lng').notNull(),
     accuracy: real('accuracy'),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.memberId] })],
+  (t) => [
+    foreignKey({
+      name: 'crew_latest_locations_member_id_fk',
+      columns: [t.organizationId, t.memberId],
+      foreignColumns: [members.organizationId, members.id],
+    }).onDelete('cascade'),
+    primaryKey({ columns: [t.organizationId, t.memberId] }),
+  ],
 );
 
 /** Mobile device tokens (`dev_…`): only the SHA-256 is stored; each acts as one member. */
 export const deviceTokens = pgTable(
   'device_tokens',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    memberId: text('member_id')
-      .notNull()
-      .references(() => members.id, { onDelete: 'cascade' }),
+    memberId: text('member_id').notNull(),
     userId: text('user_id').notNull(),
     name: text('name').notNull(),
-    tokenHash: text('token_hash').notNull().unique(),
+    tokenHash: text('token_hash').notNull(),
     prefix: text('prefix').notNull(),
     createdBy: text('created_by').notNull(),
     lastUsedAt: ts('last_used_at'),
     revokedAt: ts('revoked_at'),
     createdAt: createdAt(),
   },
-  (t) => [index('device_tokens_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'device_tokens_pkey', columns: [t.organizationId, t.id] }),
+    // Unique within the organization; a token arrives without one, so it is looked up by its hash alone.
+    unique('device_tokens_org_token_hash_unique').on(t.organizationId, t.tokenHash),
+    index('device_tokens_token_hash_idx').on(t.tokenHash),
+    foreignKey({
+      name: 'device_tokens_member_id_fk',
+      columns: [t.organizationId, t.memberId],
+      foreignColumns: [members.organizationId, members.id],
+    }).onDelete('cascade'),
+    index('device_tokens_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+  ],
 );

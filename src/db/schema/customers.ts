@@ -1,11 +1,22 @@
 import { sql } from 'drizzle-orm';
-import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
 export const customers = pgTable(
   'customers',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     firstName: text('first_name').notNull(),
     lastName: text('last_name'),
@@ -32,6 +43,7 @@ export const customers = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'customers_pkey', columns: [t.organizationId, t.id] }),
     // Lists and their counts only ever read live customers: a partial index keeps both index-only at scale.
     // Ascending on purpose: Drizzle's .desc() emits DESC NULLS LAST, which cannot serve `ORDER BY … DESC`
     // (NULLS FIRST); a backward scan of an ascending index can.
@@ -55,9 +67,7 @@ export const customers = pgTable(
 export const customerSearch = pgTable(
   'customer_search',
   {
-    customerId: text('customer_id')
-      .primaryKey()
-      .references(() => customers.id, { onDelete: 'cascade' }),
+    customerId: text('customer_id').notNull(),
     /** RLS (not forced) for the application role; reads go through tenant-bound functions, see migrate.ts. */
     organizationId: organizationId(),
     searchText: text('search_text').notNull(),
@@ -65,6 +75,12 @@ export const customerSearch = pgTable(
     tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
   },
   (t) => [
+    primaryKey({ name: 'customer_search_pkey', columns: [t.organizationId, t.customerId] }),
+    foreignKey({
+      name: 'customer_search_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
     index('customer_search_trgm_idx').using('gin', sql`${t.searchText} gin_trgm_ops`),
     index('customer_search_tags_idx').using('gin', t.tags),
   ],
@@ -73,11 +89,9 @@ export const customerSearch = pgTable(
 export const properties = pgTable(
   'properties',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    customerId: text('customer_id')
-      .notNull()
-      .references(() => customers.id, { onDelete: 'cascade' }),
+    customerId: text('customer_id').notNull(),
     name: text('name'),
     street: text('street').notNull(),
     city: text('city'),
@@ -93,6 +107,12 @@ export const properties = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'properties_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'properties_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
     index('properties_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('properties_org_created_idx').on(t.organizationId, t.createdAt, t.id),
   ],
@@ -102,7 +122,7 @@ export const properties = pgTable(
 export const services = pgTable(
   'services',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     name: text('name').notNull(),
     description: text('description'),
@@ -113,5 +133,8 @@ export const services = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('services_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'services_pkey', columns: [t.organizationId, t.id] }),
+    index('services_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+  ],
 );

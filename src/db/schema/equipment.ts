@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, date, doublePrecision, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  date,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { crews } from './crew-tracking.js';
@@ -10,7 +21,7 @@ import { members } from './organizations.js';
 export const equipment = pgTable(
   'equipment',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     name: text('name').notNull(),
     category: text('category').notNull(),
@@ -28,6 +39,7 @@ export const equipment = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'equipment_pkey', columns: [t.organizationId, t.id] }),
     index('equipment_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     uniqueIndex('equipment_org_serial_uq')
       .on(t.organizationId, t.serialNumber)
@@ -39,14 +51,12 @@ export const equipment = pgTable(
 export const equipmentAssignments = pgTable(
   'equipment_assignments',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    equipmentId: text('equipment_id')
-      .notNull()
-      .references(() => equipment.id, { onDelete: 'cascade' }),
-    memberId: text('member_id').references(() => members.id, { onDelete: 'set null' }),
-    crewId: text('crew_id').references(() => crews.id, { onDelete: 'set null' }),
-    jobId: text('job_id').references(() => jobs.id, { onDelete: 'set null' }),
+    equipmentId: text('equipment_id').notNull(),
+    memberId: text('member_id'),
+    crewId: text('crew_id'),
+    jobId: text('job_id'),
     checkedOutAt: ts('checked_out_at').notNull(),
     checkedInAt: ts('checked_in_at'),
     hourMeterOut: doublePrecision('hour_meter_out'),
@@ -55,8 +65,31 @@ export const equipmentAssignments = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    primaryKey({ name: 'equipment_assignments_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'equipment_assignments_equipment_id_fk',
+      columns: [t.organizationId, t.equipmentId],
+      foreignColumns: [equipment.organizationId, equipment.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'equipment_assignments_member_id_fk',
+      columns: [t.organizationId, t.memberId],
+      foreignColumns: [members.organizationId, members.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'equipment_assignments_crew_id_fk',
+      columns: [t.organizationId, t.crewId],
+      foreignColumns: [crews.organizationId, crews.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'equipment_assignments_job_id_fk',
+      columns: [t.organizationId, t.jobId],
+      foreignColumns: [jobs.organizationId, jobs.id],
+    }).onDelete('set null'),
     index('equipment_assignments_org_item_idx').on(t.organizationId, t.equipmentId, t.createdAt, t.id),
-    uniqueIndex('equipment_assignments_open_uq').on(t.equipmentId).where(sql`${t.checkedInAt} IS NULL`),
+    uniqueIndex('equipment_assignments_open_uq')
+      .on(t.organizationId, t.equipmentId)
+      .where(sql`${t.checkedInAt} IS NULL`),
   ],
 );
 
@@ -64,28 +97,32 @@ export const equipmentAssignments = pgTable(
 export const maintenancePlans = pgTable(
   'maintenance_plans',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    equipmentId: text('equipment_id')
-      .notNull()
-      .references(() => equipment.id, { onDelete: 'cascade' }),
+    equipmentId: text('equipment_id').notNull(),
     name: text('name').notNull(),
     everyHours: doublePrecision('every_hours'),
     everyDays: integer('every_days'),
     createdAt: createdAt(),
   },
-  (t) => [index('maintenance_plans_org_item_idx').on(t.organizationId, t.equipmentId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'maintenance_plans_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'maintenance_plans_equipment_id_fk',
+      columns: [t.organizationId, t.equipmentId],
+      foreignColumns: [equipment.organizationId, equipment.id],
+    }).onDelete('cascade'),
+    index('maintenance_plans_org_item_idx').on(t.organizationId, t.equipmentId, t.createdAt, t.id),
+  ],
 );
 
 export const maintenanceLogs = pgTable(
   'maintenance_logs',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    equipmentId: text('equipment_id')
-      .notNull()
-      .references(() => equipment.id, { onDelete: 'cascade' }),
-    planId: text('plan_id').references(() => maintenancePlans.id, { onDelete: 'set null' }),
+    equipmentId: text('equipment_id').notNull(),
+    planId: text('plan_id'),
     performedAt: ts('performed_at').notNull(),
     /** The meter at the time of the work (the item's reading when none was given). */
     hourMeter: doublePrecision('hour_meter'),
@@ -95,6 +132,17 @@ export const maintenanceLogs = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    primaryKey({ name: 'maintenance_logs_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'maintenance_logs_equipment_id_fk',
+      columns: [t.organizationId, t.equipmentId],
+      foreignColumns: [equipment.organizationId, equipment.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'maintenance_logs_plan_id_fk',
+      columns: [t.organizationId, t.planId],
+      foreignColumns: [maintenancePlans.organizationId, maintenancePlans.id],
+    }).onDelete('set null'),
     index('maintenance_logs_org_item_idx').on(t.organizationId, t.equipmentId, t.createdAt, t.id),
     index('maintenance_logs_org_plan_idx').on(t.organizationId, t.planId, t.performedAt),
   ],

@@ -12,7 +12,7 @@ const WRITING_TRANSACTION = sql`(pg_current_xact_id()::text::bigint)`;
 export const events = pgTable(
   'events',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     type: text('type').notNull(),
     /** As emitted: JSON text, not jsonb (drizzle/0030), so deliveries carry the bytes the event was written with. */
@@ -36,6 +36,7 @@ export const events = pgTable(
     workflowsCheckedAt: timestamp('workflows_checked_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
+    primaryKey({ name: 'events_pkey', columns: [t.organizationId, t.id] }),
     index('events_org_created_idx').on(t.organizationId, t.createdAt),
     index('events_batch_idx').on(t.tx, t.organizationId, t.id),
   ],

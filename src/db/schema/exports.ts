@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
@@ -11,7 +11,7 @@ import { createdAt, organizationId, updatedAt } from './columns.js';
 export const dataExports = pgTable(
   'data_exports',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     /** queued | running | completed | failed */
     status: text('status').notNull(),
@@ -35,6 +35,7 @@ export const dataExports = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'data_exports_pkey', columns: [t.organizationId, t.id] }),
     index('data_exports_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     // The worker's cross-tenant look for work and for archives past their expiry.
     index('data_exports_status_idx').on(t.status, t.createdAt),

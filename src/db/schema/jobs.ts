@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import {
-  type AnyPgColumn,
   bigint,
   boolean,
   date,
+  foreignKey,
   index,
   integer,
   jsonb,
@@ -38,12 +38,10 @@ export interface StoredJobLine {
 export const jobs = pgTable(
   'jobs',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    customerId: text('customer_id')
-      .notNull()
-      .references(() => customers.id, { onDelete: 'cascade' }),
-    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    customerId: text('customer_id').notNull(),
+    propertyId: text('property_id'),
     /** draft | scheduled | in_progress | on_hold | completed | canceled */
     status: text('status').notNull(),
     scheduledDate: date('scheduled_date', { mode: 'string' }).notNull(),
@@ -60,17 +58,17 @@ export const jobs = pgTable(
     /** Σ line amounts, in cents (no tax: tax is the invoice's, at billing time). */
     totalCents: bigint('total_cents', { mode: 'number' }).notNull().default(0),
     /** The invoice that billed this job; null until billed (a deleted draft invoice frees it). */
-    invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
+    invoiceId: text('invoice_id'),
     /** HH:mm in the organization's timezone; null = any time that day. */
     startTime: text('start_time'),
     /** scheduled_date at start_time in the organization's timezone, as an instant (kept by SQL on write). */
     startsAt: timestamp('starts_at', { withTimezone: true, mode: 'date' }),
     durationMinutes: integer('duration_minutes'),
-    // FK to crews(id) ON DELETE SET NULL, declared in drizzle/0017_job_schedules.sql only: crew-tracking's schema
-    // imports this file (time entries name a job), and a value import back would be a cycle.
+    // FK (organization_id, crew_id) to crews ON DELETE SET NULL (crew_id), declared in drizzle/0035_tenant_keys.sql
+    // only: crew-tracking's schema imports this file (time entries name a job), and a value import back would be a cycle.
     crewId: text('crew_id'),
     /** The schedule this visit came from (null for a one-off job). */
-    scheduleId: text('schedule_id').references((): AnyPgColumn => jobSchedules.id, { onDelete: 'set null' }),
+    scheduleId: text('schedule_id'),
     /** The schedule's occurrence date it was made for; unique with schedule_id, so each visit is made once. */
     occurrenceDate: date('occurrence_date', { mode: 'string' }),
     reminderSentAt: timestamp('reminder_sent_at', { withTimezone: true, mode: 'date' }),
@@ -81,8 +79,29 @@ export const jobs = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'jobs_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'jobs_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'jobs_property_id_fk',
+      columns: [t.organizationId, t.propertyId],
+      foreignColumns: [properties.organizationId, properties.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'jobs_invoice_id_fk',
+      columns: [t.organizationId, t.invoiceId],
+      foreignColumns: [invoices.organizationId, invoices.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'jobs_schedule_id_fk',
+      columns: [t.organizationId, t.scheduleId],
+      foreignColumns: [jobSchedules.organizationId, jobSchedules.id],
+    }).onDelete('set null'),
     // One visit per schedule and occurrence: concurrent generators meet here (ON CONFLICT DO NOTHING).
-    uniqueIndex('jobs_schedule_occurrence_uq').on(t.scheduleId, t.occurrenceDate),
+    uniqueIndex('jobs_schedule_occurrence_uq').on(t.organizationId, t.scheduleId, t.occurrenceDate),
     // The reminder worker's scan: visits not reminded yet, by date.
     index('jobs_reminder_due_idx').on(t.scheduledDate).where(sql`reminder_sent_at IS NULL AND status = 'scheduled'`),
     // The list's default order and the calendar's date range both walk this index.
@@ -103,36 +122,48 @@ export const jobs = pgTable(
 export const jobChecklistItems = pgTable(
   'job_checklist_items',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    jobId: text('job_id')
-      .notNull()
-      .references(() => jobs.id, { onDelete: 'cascade' }),
+    jobId: text('job_id').notNull(),
     position: integer('position').notNull(),
     text: text('text').notNull(),
     completed: boolean('completed').notNull().default(false),
     completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
   },
-  (t) => [index('job_checklist_org_job_idx').on(t.organizationId, t.jobId, t.position)],
+  (t) => [
+    primaryKey({ name: 'job_checklist_items_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'job_checklist_items_job_id_fk',
+      columns: [t.organizationId, t.jobId],
+      foreignColumns: [jobs.organizationId, jobs.id],
+    }).onDelete('cascade'),
+    index('job_checklist_org_job_idx').on(t.organizationId, t.jobId, t.position),
+  ],
 );
 
 /** The job's history, one row per change, written in the transaction of the change. */
 export const jobActivity = pgTable(
   'job_activity',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    jobId: text('job_id')
-      .notNull()
-      .references(() => jobs.id, { onDelete: 'cascade' }),
+    jobId: text('job_id').notNull(),
     type: text('type').notNull(),
     message: text('message').notNull(),
     /** User or API key id; null for the system. */
     actorId: text('actor_id'),
     createdAt: createdAt(),
   },
-  (t) => [index('job_activity_org_job_idx').on(t.organizationId, t.jobId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'job_activity_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'job_activity_job_id_fk',
+      columns: [t.organizationId, t.jobId],
+      foreignColumns: [jobs.organizationId, jobs.id],
+    }).onDelete('cascade'),
+    index('job_activity_org_job_idx').on(t.organizationId, t.jobId, t.createdAt, t.id),
+  ],
 );
 
 /** A schedule's priced line as stored (cents), validated by the invoices' line pricing. */
@@ -160,13 +191,11 @@ export type ScheduleBilling =
 export const jobSchedules = pgTable(
   'job_schedules',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    customerId: text('customer_id')
-      .notNull()
-      .references(() => customers.id, { onDelete: 'cascade' }),
-    propertyId: text('property_id').references(() => properties.id, { onDelete: 'set null' }),
-    contractId: text('contract_id').references(() => contracts.id, { onDelete: 'set null' }),
+    customerId: text('customer_id').notNull(),
+    propertyId: text('property_id'),
+    contractId: text('contract_id'),
     title: text('title').notNull(),
     rrule: text('rrule').notNull(),
     startDate: date('start_date', { mode: 'string' }).notNull(),
@@ -174,8 +203,8 @@ export const jobSchedules = pgTable(
     startTime: text('start_time'),
     durationMinutes: integer('duration_minutes'),
     assignedTo: text('assigned_to').array().notNull().default(sql`'{}'::text[]`),
-    // FK to crews(id) ON DELETE SET NULL, declared in drizzle/0017_job_schedules.sql only: crew-tracking's schema
-    // imports this file (time entries name a job), and a value import back would be a cycle.
+    // FK (organization_id, crew_id) to crews ON DELETE SET NULL (crew_id), declared in drizzle/0035_tenant_keys.sql
+    // only: crew-tracking's schema imports this file (time entries name a job), and a value import back would be a cycle.
     crewId: text('crew_id'),
     lineItems: jsonb('line_items').$type<ScheduleLine[]>().notNull().default([]),
     checklist: text('checklist').array().notNull().default(sql`'{}'::text[]`),
@@ -195,6 +224,22 @@ export const jobSchedules = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'job_schedules_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'job_schedules_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'job_schedules_property_id_fk',
+      columns: [t.organizationId, t.propertyId],
+      foreignColumns: [properties.organizationId, properties.id],
+    }).onDelete('set null'),
+    foreignKey({
+      name: 'job_schedules_contract_id_fk',
+      columns: [t.organizationId, t.contractId],
+      foreignColumns: [contracts.organizationId, contracts.id],
+    }).onDelete('set null'),
     index('job_schedules_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('job_schedules_org_customer_created_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('job_schedules_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
@@ -211,13 +256,18 @@ export const jobScheduleSkips = pgTable(
   'job_schedule_skips',
   {
     organizationId: organizationId(),
-    scheduleId: text('schedule_id')
-      .notNull()
-      .references(() => jobSchedules.id, { onDelete: 'cascade' }),
+    scheduleId: text('schedule_id').notNull(),
     occurrenceDate: date('occurrence_date', { mode: 'string' }).notNull(),
     /** skipped | deleted */
     reason: text('reason').notNull(),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ name: 'job_schedule_skips_pk', columns: [t.scheduleId, t.occurrenceDate] })],
+  (t) => [
+    foreignKey({
+      name: 'job_schedule_skips_schedule_id_fk',
+      columns: [t.organizationId, t.scheduleId],
+      foreignColumns: [jobSchedules.organizationId, jobSchedules.id],
+    }).onDelete('cascade'),
+    primaryKey({ name: 'job_schedule_skips_pkey', columns: [t.organizationId, t.scheduleId, t.occurrenceDate] }),
+  ],
 );

@@ -1,4 +1,4 @@
-import { date, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { date, foreignKey, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { cents } from './column-types.js';
 import { createdAt, organizationId } from './columns.js';
 
@@ -12,7 +12,7 @@ import { createdAt, organizationId } from './columns.js';
 export const ledgerEntries = pgTable(
   'ledger_entries',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     /** The calendar date the entry belongs to (trial balance asOf compares it). */
     entryDate: date('entry_date', { mode: 'string' }).notNull(),
@@ -23,6 +23,7 @@ export const ledgerEntries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    primaryKey({ name: 'ledger_entries_pkey', columns: [t.organizationId, t.id] }),
     index('ledger_entries_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('ledger_entries_org_source_idx').on(t.organizationId, t.sourceType, t.sourceId),
     index('ledger_entries_org_date_idx').on(t.organizationId, t.entryDate),
@@ -32,17 +33,21 @@ export const ledgerEntries = pgTable(
 export const ledgerLines = pgTable(
   'ledger_lines',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    entryId: text('entry_id')
-      .notNull()
-      .references(() => ledgerEntries.id, { onDelete: 'cascade' }),
+    entryId: text('entry_id').notNull(),
     position: integer('position').notNull(),
     accountCode: text('account_code').notNull(),
     debitCents: cents('debit_cents').notNull().default(0),
     creditCents: cents('credit_cents').notNull().default(0),
   },
   (t) => [
+    primaryKey({ name: 'ledger_lines_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'ledger_lines_entry_id_fk',
+      columns: [t.organizationId, t.entryId],
+      foreignColumns: [ledgerEntries.organizationId, ledgerEntries.id],
+    }).onDelete('cascade'),
     index('ledger_lines_org_entry_idx').on(t.organizationId, t.entryId, t.position),
     index('ledger_lines_org_account_idx').on(t.organizationId, t.accountCode),
   ],

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
@@ -12,7 +12,7 @@ import { createdAt, organizationId, updatedAt } from './columns.js';
 export const mailJobs = pgTable(
   'mail_jobs',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     /** What the mail is about: `invoice`, `estimate`, `contract`, `purchase_order`, `invitation`. */
     documentType: text('document_type').notNull(),
@@ -35,6 +35,7 @@ export const mailJobs = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'mail_jobs_pkey', columns: [t.organizationId, t.id] }),
     index('mail_jobs_org_document_idx').on(t.organizationId, t.documentType, t.documentId, t.createdAt),
     index('mail_jobs_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
   ],

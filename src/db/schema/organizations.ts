@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, text, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './auth.js';
 import { ts } from './column-types.js';
 
@@ -17,7 +17,7 @@ export const organizations = pgTable('organizations', {
 export const members = pgTable(
   'members',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: text('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
@@ -28,6 +28,7 @@ export const members = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
+    primaryKey({ name: 'members_pkey', columns: [t.organizationId, t.id] }),
     uniqueIndex('members_org_user_uq').on(t.organizationId, t.userId),
     index('members_user_idx').on(t.userId),
     index('members_org_created_idx').on(t.organizationId, t.createdAt, t.id),
@@ -37,7 +38,7 @@ export const members = pgTable(
 export const invitations = pgTable(
   'invitations',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: text('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
@@ -48,20 +49,25 @@ export const invitations = pgTable(
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('invitations_org_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'invitations_pkey', columns: [t.organizationId, t.id] }),
+    index('invitations_org_idx').on(t.organizationId, t.createdAt, t.id),
+    // The id is the capability and arrives without its organization (acceptInvitation).
+    index('invitations_id_idx').on(t.id),
+  ],
 );
 
 export const apiKeys = pgTable(
   'api_keys',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: text('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     role: text('role').notNull(),
     /** SHA-256 of the key; the key itself is shown once and never stored. */
-    keyHash: text('key_hash').notNull().unique(),
+    keyHash: text('key_hash').notNull(),
     /** First characters of the key so people can tell keys apart. */
     prefix: text('prefix').notNull(),
     createdBy: text('created_by').notNull(),
@@ -69,7 +75,13 @@ export const apiKeys = pgTable(
     revokedAt: ts('revoked_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('api_keys_org_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'api_keys_pkey', columns: [t.organizationId, t.id] }),
+    index('api_keys_org_idx').on(t.organizationId, t.createdAt, t.id),
+    // Unique within the organization; a key arrives without one, so it is looked up by its hash alone.
+    unique('api_keys_org_key_hash_unique').on(t.organizationId, t.keyHash),
+    index('api_keys_key_hash_idx').on(t.keyHash),
+  ],
 );
 
 /** Stored first responses for Idempotency-Key replays (decisions §3), kept 24 h. */

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { date, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { date, foreignKey, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { invoices, payments } from './billing.js';
 import { cents } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
@@ -16,11 +16,9 @@ import { createdAt, organizationId, updatedAt } from './columns.js';
 export const paymentIntents = pgTable(
   'payment_intents',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    invoiceId: text('invoice_id')
-      .notNull()
-      .references(() => invoices.id, { onDelete: 'cascade' }),
+    invoiceId: text('invoice_id').notNull(),
     amountCents: cents('amount_cents').notNull(),
     /** ISO 4217, upper case (the organization's currency when created). */
     currency: text('currency').notNull(),
@@ -39,13 +37,24 @@ export const paymentIntents = pgTable(
     /** The last payment error Stripe reported (payment_intent.payment_failed). */
     lastError: text('last_error'),
     /** The payment recorded when it succeeded. */
-    paymentId: text('payment_id').references(() => payments.id, { onDelete: 'set null' }),
+    paymentId: text('payment_id'),
     /** `created` of the Stripe event that last moved the status, so an older event never moves it back. */
     statusEventAt: timestamp('status_event_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'payment_intents_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'payment_intents_invoice_id_fk',
+      columns: [t.organizationId, t.invoiceId],
+      foreignColumns: [invoices.organizationId, invoices.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'payment_intents_payment_id_fk',
+      columns: [t.organizationId, t.paymentId],
+      foreignColumns: [payments.organizationId, payments.id],
+    }).onDelete('set null'),
     index('payment_intents_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('payment_intents_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt, t.id),
     index('payment_intents_org_status_idx').on(t.organizationId, t.status, t.createdAt, t.id),
@@ -66,7 +75,7 @@ export const paymentIntents = pgTable(
 export const deposits = pgTable(
   'deposits',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     depositDate: date('deposit_date', { mode: 'string' }).notNull(),
     reference: text('reference'),
@@ -78,6 +87,7 @@ export const deposits = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    primaryKey({ name: 'deposits_pkey', columns: [t.organizationId, t.id] }),
     index('deposits_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('deposits_org_date_idx').on(t.organizationId, t.depositDate),
     uniqueIndex('deposits_org_payout_uq').on(t.organizationId, t.processorPayoutId),
@@ -89,18 +99,24 @@ export const depositPayments = pgTable(
   'deposit_payments',
   {
     organizationId: organizationId(),
-    depositId: text('deposit_id')
-      .notNull()
-      .references(() => deposits.id, { onDelete: 'cascade' }),
-    paymentId: text('payment_id')
-      .notNull()
-      .references(() => payments.id, { onDelete: 'cascade' }),
+    depositId: text('deposit_id').notNull(),
+    paymentId: text('payment_id').notNull(),
     /** The payment's amount when deposited. */
     amountCents: cents('amount_cents').notNull(),
     createdAt: createdAt(),
   },
   (t) => [
-    primaryKey({ columns: [t.depositId, t.paymentId] }),
+    foreignKey({
+      name: 'deposit_payments_deposit_id_fk',
+      columns: [t.organizationId, t.depositId],
+      foreignColumns: [deposits.organizationId, deposits.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'deposit_payments_payment_id_fk',
+      columns: [t.organizationId, t.paymentId],
+      foreignColumns: [payments.organizationId, payments.id],
+    }).onDelete('cascade'),
+    primaryKey({ name: 'deposit_payments_pkey', columns: [t.organizationId, t.depositId, t.paymentId] }),
     uniqueIndex('deposit_payments_org_payment_uq').on(t.organizationId, t.paymentId),
     index('deposit_payments_org_deposit_idx').on(t.organizationId, t.depositId),
   ],

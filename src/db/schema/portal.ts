@@ -1,4 +1,4 @@
-import { index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { createdAt, organizationId } from './columns.js';
 
 /**
@@ -8,14 +8,20 @@ import { createdAt, organizationId } from './columns.js';
 export const portalTokens = pgTable(
   'portal_tokens',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    tokenHash: text('token_hash').notNull().unique(),
+    tokenHash: text('token_hash').notNull(),
     documentType: text('document_type').notNull(),
     documentId: text('document_id').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
     lastViewedAt: timestamp('last_viewed_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
   },
-  (t) => [index('portal_tokens_document_idx').on(t.organizationId, t.documentType, t.documentId)],
+  (t) => [
+    primaryKey({ name: 'portal_tokens_pkey', columns: [t.organizationId, t.id] }),
+    // Unique within the organization; a token arrives without one, so it is looked up by its hash alone.
+    unique('portal_tokens_org_token_hash_unique').on(t.organizationId, t.tokenHash),
+    index('portal_tokens_token_hash_idx').on(t.tokenHash),
+    index('portal_tokens_document_idx').on(t.organizationId, t.documentType, t.documentId),
+  ],
 );

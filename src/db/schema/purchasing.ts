@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { boolean, date, index, integer, numeric, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  date,
+  foreignKey,
+  index,
+  integer,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { cents, ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 import { jobs } from './jobs.js';
@@ -16,7 +27,7 @@ const day = (name: string) => date(name, { mode: 'string' });
 export const vendors = pgTable(
   'vendors',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     name: text('name').notNull(),
     email: text('email'),
@@ -29,19 +40,20 @@ export const vendors = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('vendors_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ name: 'vendors_pkey', columns: [t.organizationId, t.id] }),
+    index('vendors_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+  ],
 );
 
 export const purchaseOrders = pgTable(
   'purchase_orders',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     poNumber: text('po_number').notNull(),
-    vendorId: text('vendor_id')
-      .notNull()
-      .references(() => vendors.id, { onDelete: 'restrict' }),
-    jobId: text('job_id').references(() => jobs.id, { onDelete: 'set null' }),
+    vendorId: text('vendor_id').notNull(),
+    jobId: text('job_id'),
     /** draft | sent | received | cancelled */
     status: text('status').notNull(),
     orderDate: day('order_date').notNull(),
@@ -57,6 +69,17 @@ export const purchaseOrders = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'purchase_orders_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'purchase_orders_vendor_id_fk',
+      columns: [t.organizationId, t.vendorId],
+      foreignColumns: [vendors.organizationId, vendors.id],
+    }).onDelete('restrict'),
+    foreignKey({
+      name: 'purchase_orders_job_id_fk',
+      columns: [t.organizationId, t.jobId],
+      foreignColumns: [jobs.organizationId, jobs.id],
+    }).onDelete('set null'),
     uniqueIndex('purchase_orders_org_number_uq').on(t.organizationId, t.poNumber),
     index('purchase_orders_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('purchase_orders_org_vendor_idx').on(t.organizationId, t.vendorId, t.createdAt, t.id),
@@ -66,11 +89,9 @@ export const purchaseOrders = pgTable(
 export const purchaseOrderLines = pgTable(
   'purchase_order_lines',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    purchaseOrderId: text('purchase_order_id')
-      .notNull()
-      .references(() => purchaseOrders.id, { onDelete: 'cascade' }),
+    purchaseOrderId: text('purchase_order_id').notNull(),
     position: integer('position').notNull(),
     description: text('description').notNull(),
     quantity: numeric('quantity', { precision: 15, scale: 3 }).notNull(),
@@ -79,19 +100,25 @@ export const purchaseOrderLines = pgTable(
     /** Equipment the material is for; a plain reference (the equipment module owns that table). */
     equipmentId: text('equipment_id'),
   },
-  (t) => [index('purchase_order_lines_org_po_idx').on(t.organizationId, t.purchaseOrderId, t.position)],
+  (t) => [
+    primaryKey({ name: 'purchase_order_lines_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'purchase_order_lines_purchase_order_id_fk',
+      columns: [t.organizationId, t.purchaseOrderId],
+      foreignColumns: [purchaseOrders.organizationId, purchaseOrders.id],
+    }).onDelete('cascade'),
+    index('purchase_order_lines_org_po_idx').on(t.organizationId, t.purchaseOrderId, t.position),
+  ],
 );
 
 export const bills = pgTable(
   'bills',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     billNumber: text('bill_number').notNull(),
-    vendorId: text('vendor_id')
-      .notNull()
-      .references(() => vendors.id, { onDelete: 'restrict' }),
-    purchaseOrderId: text('purchase_order_id').references(() => purchaseOrders.id, { onDelete: 'set null' }),
+    vendorId: text('vendor_id').notNull(),
+    purchaseOrderId: text('purchase_order_id'),
     vendorReference: text('vendor_reference'),
     /** draft | awaiting_approval | open | partially_paid | paid | void */
     status: text('status').notNull(),
@@ -108,6 +135,17 @@ export const bills = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'bills_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'bills_vendor_id_fk',
+      columns: [t.organizationId, t.vendorId],
+      foreignColumns: [vendors.organizationId, vendors.id],
+    }).onDelete('restrict'),
+    foreignKey({
+      name: 'bills_purchase_order_id_fk',
+      columns: [t.organizationId, t.purchaseOrderId],
+      foreignColumns: [purchaseOrders.organizationId, purchaseOrders.id],
+    }).onDelete('set null'),
     uniqueIndex('bills_org_number_uq').on(t.organizationId, t.billNumber),
     index('bills_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('bills_org_vendor_idx').on(t.organizationId, t.vendorId, t.createdAt, t.id),
@@ -119,28 +157,32 @@ export const bills = pgTable(
 export const billLines = pgTable(
   'bill_lines',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    billId: text('bill_id')
-      .notNull()
-      .references(() => bills.id, { onDelete: 'cascade' }),
+    billId: text('bill_id').notNull(),
     position: integer('position').notNull(),
     description: text('description').notNull(),
     amountCents: cents('amount_cents').notNull(),
     /** The expense account debited when the bill is posted (chart in modules/ledger). */
     accountCode: text('account_code').notNull(),
   },
-  (t) => [index('bill_lines_org_bill_idx').on(t.organizationId, t.billId, t.position)],
+  (t) => [
+    primaryKey({ name: 'bill_lines_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'bill_lines_bill_id_fk',
+      columns: [t.organizationId, t.billId],
+      foreignColumns: [bills.organizationId, bills.id],
+    }).onDelete('cascade'),
+    index('bill_lines_org_bill_idx').on(t.organizationId, t.billId, t.position),
+  ],
 );
 
 export const billPayments = pgTable(
   'bill_payments',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    vendorId: text('vendor_id')
-      .notNull()
-      .references(() => vendors.id, { onDelete: 'restrict' }),
+    vendorId: text('vendor_id').notNull(),
     /** check | ach | card | cash | other */
     method: text('method').notNull(),
     paymentDate: day('payment_date').notNull(),
@@ -155,6 +197,12 @@ export const billPayments = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'bill_payments_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'bill_payments_vendor_id_fk',
+      columns: [t.organizationId, t.vendorId],
+      foreignColumns: [vendors.organizationId, vendors.id],
+    }).onDelete('restrict'),
     index('bill_payments_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('bill_payments_org_vendor_idx').on(t.organizationId, t.vendorId, t.createdAt, t.id),
     // The worker's sweep looks across organizations at scheduled payments only.
@@ -165,18 +213,25 @@ export const billPayments = pgTable(
 export const billPaymentAllocations = pgTable(
   'bill_payment_allocations',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    billPaymentId: text('bill_payment_id')
-      .notNull()
-      .references(() => billPayments.id, { onDelete: 'cascade' }),
-    billId: text('bill_id')
-      .notNull()
-      .references(() => bills.id, { onDelete: 'restrict' }),
+    billPaymentId: text('bill_payment_id').notNull(),
+    billId: text('bill_id').notNull(),
     position: integer('position').notNull(),
     amountCents: cents('amount_cents').notNull(),
   },
   (t) => [
+    primaryKey({ name: 'bill_payment_allocations_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'bill_payment_allocations_bill_payment_id_fk',
+      columns: [t.organizationId, t.billPaymentId],
+      foreignColumns: [billPayments.organizationId, billPayments.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'bill_payment_allocations_bill_id_fk',
+      columns: [t.organizationId, t.billId],
+      foreignColumns: [bills.organizationId, bills.id],
+    }).onDelete('restrict'),
     index('bill_payment_allocations_org_payment_idx').on(t.organizationId, t.billPaymentId, t.position),
     index('bill_payment_allocations_org_bill_idx').on(t.organizationId, t.billId),
   ],

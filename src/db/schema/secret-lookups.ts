@@ -1,9 +1,11 @@
 import { pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { createdAt } from './columns.js';
 
-/** What a secret opens; a new kind (booking slugs) is one more value here and in the table's CHECK. */
-export const SECRET_KINDS = ['api_key', 'device_token', 'portal_token'] as const;
-export type SecretKind = (typeof SECRET_KINDS)[number];
+/**
+ * What a secret opens; a new kind (booking slugs) is one more value here and in the table's CHECK.
+ * A type only: the schema module exports tables and nothing else.
+ */
+export type SecretKind = 'api_key' | 'device_token' | 'portal_token';
 
 /**
  * The organization of a secret that arrives without one (operations.md §13), by the secret's
@@ -16,7 +18,7 @@ export type SecretKind = (typeof SECRET_KINDS)[number];
 export const secretLookups = pgTable(
   'secret_lookups',
   {
-    kind: text('kind').$type<SecretKind>().notNull(),
+    kind: text('kind').notNull(),
     hash: text('hash').notNull(),
     organizationId: text('organization_id').notNull(),
     createdAt: createdAt(),

@@ -8,9 +8,9 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
-  unique,
 } from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
@@ -23,7 +23,7 @@ import { createdAt, organizationId, updatedAt } from './columns.js';
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     url: text('url').notNull(),
     description: text('description'),
@@ -69,9 +69,8 @@ export const webhookEndpoints = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'webhook_endpoints_pkey', columns: [t.organizationId, t.id] }),
     index('webhook_endpoints_org_created_idx').on(t.organizationId, t.createdAt, t.id),
-    // What a delivery references (drizzle/0032).
-    unique('webhook_endpoints_org_id_key').on(t.organizationId, t.id),
     check('webhook_endpoints_rate_limit_positive', sql`rate_limit_per_second IS NULL OR rate_limit_per_second > 0`),
   ],
 );
@@ -86,7 +85,7 @@ export const webhookEndpoints = pgTable(
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     /** With endpointId, the key of its endpoint (one foreign key below, drizzle/0032). */
     organizationId: text('organization_id').notNull(),
     endpointId: text('endpoint_id').notNull(),
@@ -117,6 +116,7 @@ export const webhookDeliveries = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'webhook_deliveries_pkey', columns: [t.organizationId, t.id] }),
     // A delivery belongs to its endpoint and to that endpoint's organization; deleting
     // either (an organization deletes its endpoints) deletes it.
     foreignKey({
@@ -136,11 +136,9 @@ export const webhookDeliveries = pgTable(
 export const webhookAttempts = pgTable(
   'webhook_attempts',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    deliveryId: text('delivery_id')
-      .notNull()
-      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    deliveryId: text('delivery_id').notNull(),
     attemptedAt: ts('attempted_at').notNull(),
     statusCode: integer('status_code'),
     durationMs: integer('duration_ms').notNull(),
@@ -148,5 +146,13 @@ export const webhookAttempts = pgTable(
     responseBody: text('response_body'),
     createdAt: createdAt(),
   },
-  (t) => [index('webhook_attempts_org_delivery_idx').on(t.organizationId, t.deliveryId, t.attemptedAt)],
+  (t) => [
+    primaryKey({ name: 'webhook_attempts_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'webhook_attempts_delivery_id_fk',
+      columns: [t.organizationId, t.deliveryId],
+      foreignColumns: [webhookDeliveries.organizationId, webhookDeliveries.id],
+    }).onDelete('cascade'),
+    index('webhook_attempts_org_delivery_idx').on(t.organizationId, t.deliveryId, t.attemptedAt),
+  ],
 );

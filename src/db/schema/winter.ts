@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, doublePrecision, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { invoices } from './billing.js';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
@@ -10,10 +21,10 @@ import { customers, properties } from './customers.js';
 export const winterRoutes = pgTable(
   'winter_routes',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     name: text('name').notNull(),
-    crewId: text('crew_id').references(() => crews.id, { onDelete: 'set null' }),
+    crewId: text('crew_id'),
     depotLat: doublePrecision('depot_lat'),
     depotLng: doublePrecision('depot_lng'),
     active: boolean('active').notNull().default(true),
@@ -21,6 +32,12 @@ export const winterRoutes = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'winter_routes_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'winter_routes_crew_id_fk',
+      columns: [t.organizationId, t.crewId],
+      foreignColumns: [crews.organizationId, crews.id],
+    }).onDelete('set null'),
     index('winter_routes_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('winter_routes_org_active_created_idx').on(t.organizationId, t.active, t.createdAt, t.id),
   ],
@@ -30,14 +47,10 @@ export const winterRoutes = pgTable(
 export const winterRouteStops = pgTable(
   'winter_route_stops',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    routeId: text('route_id')
-      .notNull()
-      .references(() => winterRoutes.id, { onDelete: 'cascade' }),
-    propertyId: text('property_id')
-      .notNull()
-      .references(() => properties.id, { onDelete: 'cascade' }),
+    routeId: text('route_id').notNull(),
+    propertyId: text('property_id').notNull(),
     /** From 1, in driving order. */
     sequence: integer('sequence').notNull(),
     /** plow | salt | shovel | deice */
@@ -51,15 +64,26 @@ export const winterRouteStops = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'winter_route_stops_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'winter_route_stops_route_id_fk',
+      columns: [t.organizationId, t.routeId],
+      foreignColumns: [winterRoutes.organizationId, winterRoutes.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'winter_route_stops_property_id_fk',
+      columns: [t.organizationId, t.propertyId],
+      foreignColumns: [properties.organizationId, properties.id],
+    }).onDelete('cascade'),
     index('winter_route_stops_org_route_seq_idx').on(t.organizationId, t.routeId, t.sequence, t.id),
-    uniqueIndex('winter_route_stops_route_property_uq').on(t.routeId, t.propertyId),
+    uniqueIndex('winter_route_stops_route_property_uq').on(t.organizationId, t.routeId, t.propertyId),
   ],
 );
 
 export const storms = pgTable(
   'storms',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     name: text('name').notNull(),
     startedAt: ts('started_at').notNull(),
@@ -70,6 +94,7 @@ export const storms = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'storms_pkey', columns: [t.organizationId, t.id] }),
     index('storms_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     /** The dashboard counts storms by when they started. */
     index('storms_org_started_idx').on(t.organizationId, t.startedAt),
@@ -80,21 +105,28 @@ export const storms = pgTable(
 export const winterRuns = pgTable(
   'winter_runs',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    stormId: text('storm_id')
-      .notNull()
-      .references(() => storms.id, { onDelete: 'no action' }),
-    routeId: text('route_id')
-      .notNull()
-      .references(() => winterRoutes.id, { onDelete: 'no action' }),
+    stormId: text('storm_id').notNull(),
+    routeId: text('route_id').notNull(),
     /** dispatched | in_progress | completed (derived from the visits) */
     status: text('status').notNull().default('dispatched'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('winter_runs_storm_route_uq').on(t.stormId, t.routeId),
+    primaryKey({ name: 'winter_runs_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'winter_runs_storm_id_fk',
+      columns: [t.organizationId, t.stormId],
+      foreignColumns: [storms.organizationId, storms.id],
+    }),
+    foreignKey({
+      name: 'winter_runs_route_id_fk',
+      columns: [t.organizationId, t.routeId],
+      foreignColumns: [winterRoutes.organizationId, winterRoutes.id],
+    }),
+    uniqueIndex('winter_runs_storm_route_uq').on(t.organizationId, t.stormId, t.routeId),
     index('winter_runs_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('winter_runs_org_storm_created_idx').on(t.organizationId, t.stormId, t.createdAt, t.id),
     index('winter_runs_org_route_created_idx').on(t.organizationId, t.routeId, t.createdAt, t.id),
@@ -105,19 +137,13 @@ export const winterRuns = pgTable(
 export const winterVisits = pgTable(
   'winter_visits',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    runId: text('run_id')
-      .notNull()
-      .references(() => winterRuns.id, { onDelete: 'cascade' }),
+    runId: text('run_id').notNull(),
     /** The stop it came from (no foreign key: the stop may be edited away, the visit stays). */
     stopId: text('stop_id').notNull(),
-    propertyId: text('property_id')
-      .notNull()
-      .references(() => properties.id, { onDelete: 'no action' }),
-    customerId: text('customer_id')
-      .notNull()
-      .references(() => customers.id, { onDelete: 'no action' }),
+    propertyId: text('property_id').notNull(),
+    customerId: text('customer_id').notNull(),
     sequence: integer('sequence').notNull(),
     services: text('services').array().notNull(),
     billingMode: text('billing_mode').notNull(),
@@ -133,12 +159,33 @@ export const winterVisits = pgTable(
      * Set by storm billing, in the transaction that creates the invoice. Deleting that
      * draft invoice clears it, so the visit can be billed again.
      */
-    invoiceId: text('invoice_id').references(() => invoices.id, { onDelete: 'set null' }),
+    invoiceId: text('invoice_id'),
     billedCents: bigint('billed_cents', { mode: 'number' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'winter_visits_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'winter_visits_run_id_fk',
+      columns: [t.organizationId, t.runId],
+      foreignColumns: [winterRuns.organizationId, winterRuns.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      name: 'winter_visits_property_id_fk',
+      columns: [t.organizationId, t.propertyId],
+      foreignColumns: [properties.organizationId, properties.id],
+    }),
+    foreignKey({
+      name: 'winter_visits_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }),
+    foreignKey({
+      name: 'winter_visits_invoice_id_fk',
+      columns: [t.organizationId, t.invoiceId],
+      foreignColumns: [invoices.organizationId, invoices.id],
+    }).onDelete('set null'),
     index('winter_visits_org_run_seq_idx').on(t.organizationId, t.runId, t.sequence, t.id),
     /** The dashboard counts serviced visits by when they were serviced. */
     index('winter_visits_org_serviced_idx').on(t.organizationId, t.servicedAt).where(sql`${t.status} = 'serviced'`),

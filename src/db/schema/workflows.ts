@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
@@ -11,7 +21,7 @@ import { createdAt, organizationId, updatedAt } from './columns.js';
 export const workflows = pgTable(
   'workflows',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
     /** `[a-z0-9][a-z0-9_.-]*`, unique in the organization; the emit action sends `workflow.<name>`. */
     name: text('name').notNull(),
@@ -24,6 +34,7 @@ export const workflows = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    primaryKey({ name: 'workflows_pkey', columns: [t.organizationId, t.id] }),
     uniqueIndex('workflows_org_name_key').on(t.organizationId, t.name),
     index('workflows_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     /** The worker's lookup: active workflows of an organization by trigger. */
@@ -41,11 +52,9 @@ export const workflows = pgTable(
 export const workflowRuns = pgTable(
   'workflow_runs',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     organizationId: organizationId(),
-    workflowId: text('workflow_id')
-      .notNull()
-      .references(() => workflows.id, { onDelete: 'cascade' }),
+    workflowId: text('workflow_id').notNull(),
     eventId: text('event_id').notNull(),
     eventType: text('event_type').notNull(),
     /** The workflow as it was when the event matched (`{name, actions}`): an edit never changes a run under way. */
@@ -62,7 +71,13 @@ export const workflowRuns = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('workflow_runs_workflow_event_key').on(t.workflowId, t.eventId),
+    primaryKey({ name: 'workflow_runs_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'workflow_runs_workflow_id_fk',
+      columns: [t.organizationId, t.workflowId],
+      foreignColumns: [workflows.organizationId, workflows.id],
+    }).onDelete('cascade'),
+    uniqueIndex('workflow_runs_workflow_event_key').on(t.organizationId, t.workflowId, t.eventId),
     index('workflow_runs_org_workflow_idx').on(t.organizationId, t.workflowId, t.createdAt, t.id),
     index('workflow_runs_pending_idx').on(t.createdAt).where(sql`status = 'pending'`),
   ],

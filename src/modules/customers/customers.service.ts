@@ -91,7 +91,10 @@ async function writeSearchText(ctx: Ctx, row: Row, text: string) {
   await ctx.tx
     .insert(customerSearch)
     .values({ customerId: row.id, organizationId: ctx.organizationId, searchText: text, tags: row.tags })
-    .onConflictDoUpdate({ target: customerSearch.customerId, set: { searchText: text, tags: row.tags } });
+    .onConflictDoUpdate({
+      target: [customerSearch.organizationId, customerSearch.customerId],
+      set: { searchText: text, tags: row.tags },
+    });
 }
 
 const live = (ctx: Ctx, id: string) =>

@@ -49,7 +49,7 @@ type MailJob = typeof mailJobs.$inferSelect;
 async function claimOne(database: Database, now: Date): Promise<MailJob | undefined> {
   return asPlatform(database.db, async (tx) => {
     const [due] = await tx
-      .select({ id: mailJobs.id })
+      .select({ id: mailJobs.id, organizationId: mailJobs.organizationId })
       .from(mailJobs)
       .where(
         and(
@@ -65,7 +65,7 @@ async function claimOne(database: Database, now: Date): Promise<MailJob | undefi
     const [job] = await tx
       .update(mailJobs)
       .set({ lockedUntil: new Date(now.getTime() + LEASE_MS), claimToken: randomUUID(), updatedAt: now })
-      .where(eq(mailJobs.id, due.id))
+      .where(and(eq(mailJobs.organizationId, due.organizationId), eq(mailJobs.id, due.id)))
       .returning();
     return job;
   });

@@ -88,8 +88,8 @@ async function claimRuns(database: Database, leaseMs: number, limit: number) {
     const result = await tx.execute(sql`
       UPDATE workflow_runs SET locked_until = now() + make_interval(secs => ${leaseMs / 1000}),
         attempts = attempts + 1
-      WHERE id IN (
-        SELECT id FROM workflow_runs
+      WHERE (organization_id, id) IN (
+        SELECT organization_id, id FROM workflow_runs
         WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
         ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING id, organization_id`);

@@ -160,8 +160,9 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
         FROM o JOIN ${schedulesFor(ctx.organizationId, sql`s.id = ANY(${sql.param([...new Set(scheduleIds)])}::text[])`)} s
           ON s.id = o.schedule_id
         WHERE NOT EXISTS (
-          SELECT 1 FROM job_schedule_skips k WHERE k.schedule_id = o.schedule_id AND k.occurrence_date = o.d)
-        ON CONFLICT (schedule_id, occurrence_date) DO NOTHING
+          SELECT 1 FROM job_schedule_skips k
+          WHERE k.organization_id = s.organization_id AND k.schedule_id = o.schedule_id AND k.occurrence_date = o.d)
+        ON CONFLICT (organization_id, schedule_id, occurrence_date) DO NOTHING
         RETURNING *
       ),
       checklist AS (
