@@ -6,6 +6,20 @@
 -- SET NULL names its column (PostgreSQL 15), so the organization is never nulled with it.
 -- Rows are not touched: keys are rebuilt and the new foreign keys validate the rows already there
 -- (a reference across organizations would fail this migration, loudly, rather than be kept).
+-- The new foreign keys must check every row. Run by the schema owner, a FORCEd tenant policy
+-- would hide the rows from their validation (no organization is set here, so none is visible)
+-- and each key would accept whatever is there; forcing is lifted for this transaction only
+-- and put back at its end (nothing else sees the tables meanwhile: ALTER TABLE holds them).
+CREATE TEMP TABLE "tenant_keys_forced" ON COMMIT DROP AS
+  SELECT c.oid::regclass AS t FROM pg_class c
+  WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relforcerowsecurity;
+--> statement-breakpoint
+DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT t FROM tenant_keys_forced LOOP
+    EXECUTE format('ALTER TABLE %s NO FORCE ROW LEVEL SECURITY', r.t);
+  END LOOP;
+END $$;
+--> statement-breakpoint
 -- Drop the single-column foreign keys between tenant tables (and the one composite key, re-made on the new primary key).
 ALTER TABLE "bill_lines" DROP CONSTRAINT "bill_lines_bill_id_bills_id_fk";
 --> statement-breakpoint
@@ -437,3 +451,9 @@ ALTER TABLE "winter_visits" ADD CONSTRAINT "winter_visits_property_id_fk" FOREIG
 ALTER TABLE "winter_visits" ADD CONSTRAINT "winter_visits_run_id_fk" FOREIGN KEY ("organization_id", "run_id") REFERENCES "winter_runs" ("organization_id", "id") ON DELETE CASCADE;
 --> statement-breakpoint
 ALTER TABLE "workflow_runs" ADD CONSTRAINT "workflow_runs_workflow_id_fk" FOREIGN KEY ("organization_id", "workflow_id") REFERENCES "workflows" ("organization_id", "id") ON DELETE CASCADE;
+--> statement-breakpoint
+DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT t FROM tenant_keys_forced LOOP
+    EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', r.t);
+  END LOOP;
+END $$;

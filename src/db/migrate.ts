@@ -64,8 +64,12 @@ interface Sql {
  * recomputing under the lock; a policy is created or altered in place, never
  * dropped, so no moment exists where a table has forced RLS and no policy.
  */
-export async function migrate(database: Database, log?: MigrationLog): Promise<MigrationReport> {
-  const report = await migrateOnce(database);
+export async function migrate(
+  database: Database,
+  log?: MigrationLog,
+  options: MigrateOptions = {},
+): Promise<MigrationReport> {
+  const report = await migrateOnce(database, options);
   const shipped = readMigrationFiles({ migrationsFolder: MIGRATIONS }).length;
   log?.info(
     { applied: report.applied, statements: report.statements.length, total: shipped },
@@ -76,20 +80,26 @@ export async function migrate(database: Database, log?: MigrationLog): Promise<M
   return report;
 }
 
+/** How far to migrate: tests only (a database as an older version left it, to migrate forward with rows). */
+export interface MigrateOptions {
+  /** Apply the migrations up to and including this one (its tag, `0034_workflow_event_batches`), none after. */
+  through?: string;
+}
+
 /** Where migrate() reports what it applied (the start-up log). */
 export interface MigrationLog {
   info(obj: object, msg: string): void;
 }
 
-async function migrateOnce(database: Database): Promise<MigrationReport> {
+async function migrateOnce(database: Database, options: MigrateOptions): Promise<MigrationReport> {
   if (database.kind === 'postgres') {
     const client = await (database.pool as pg.Pool).connect();
     try {
       const q = pgSql(client);
-      if ((await pending(q)).length === 0) return { applied: [], statements: [] };
+      if ((await pending(q, options)).length === 0) return { applied: [], statements: [] };
       return await transactionOn(client, async () => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-        return apply(q);
+        return apply(q, options);
       });
     } finally {
       releaseClient(client);
@@ -101,12 +111,15 @@ async function migrateOnce(database: Database): Promise<MigrationReport> {
     rows: async (text) => (await lite.query(text)).rows as never,
     run: async (text) => void (await lite.exec(text)),
   };
-  if ((await pending(outside)).length === 0) return { applied: [], statements: [] };
+  if ((await pending(outside, options)).length === 0) return { applied: [], statements: [] };
   return lite.transaction((tx) =>
-    apply({
-      rows: async (text) => (await tx.query(text)).rows as never,
-      run: async (text) => void (await tx.exec(text)),
-    }),
+    apply(
+      {
+        rows: async (text) => (await tx.query(text)).rows as never,
+        run: async (text) => void (await tx.exec(text)),
+      },
+      options,
+    ),
   );
 }
 
@@ -133,7 +146,7 @@ function pgSql(client: pg.PoolClient): Sql {
   };
 }
 
-async function apply(q: Sql): Promise<MigrationReport> {
+async function apply(q: Sql, options: MigrateOptions): Promise<MigrationReport> {
   const report: MigrationReport = { applied: [], statements: [] };
   const run = async (statement: string) => {
     await q.run(statement);
@@ -141,7 +154,7 @@ async function apply(q: Sql): Promise<MigrationReport> {
   };
   // Roles first: custom migrations grant EXECUTE to them.
   for (const statement of await roleStatements(q)) await run(statement);
-  const migrations = await pendingMigrations(q);
+  const migrations = await pendingMigrations(q, options);
   if (migrations.length > 0 && (await lastAppliedMigration(q)) === undefined) {
     await run('CREATE SCHEMA IF NOT EXISTS drizzle');
     await run(
@@ -161,16 +174,21 @@ async function apply(q: Sql): Promise<MigrationReport> {
 
 /** A migration's file name (`0007_payments_refunds`) from drizzle-kit's journal, for logs a person reads. */
 function tagOf(folderMillis: number): string | undefined {
-  const journal = JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as {
-    entries: Array<{ when: number; tag: string }>;
-  };
-  return journal.entries.find((e) => e.when === folderMillis)?.tag;
+  return journal().find((e) => e.when === folderMillis)?.tag;
+}
+
+function journal(): Array<{ when: number; tag: string }> {
+  return (
+    JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as {
+      entries: Array<{ when: number; tag: string }>;
+    }
+  ).entries;
 }
 
 /** Everything `apply` would do, computed from the catalogs alone (reads only). */
-async function pending(q: Sql): Promise<string[]> {
+async function pending(q: Sql, options: MigrateOptions): Promise<string[]> {
   const roles = await roleStatements(q);
-  const migrations = await pendingMigrations(q);
+  const migrations = await pendingMigrations(q, options);
   if (roles.length > 0 || migrations.length > 0) return [...roles, ...migrations.map((m) => `migration ${m.hash}`)];
   return isolationStatements(q);
 }
@@ -211,10 +229,12 @@ async function lastAppliedMigration(q: Sql): Promise<number | undefined> {
 }
 
 /** drizzle-kit's own rule: a migration is pending when it is newer than the last one applied. */
-async function pendingMigrations(q: Sql) {
+async function pendingMigrations(q: Sql, options: MigrateOptions = {}) {
   const last = await lastAppliedMigration(q);
+  const through = options.through === undefined ? undefined : journal().find((e) => e.tag === options.through)?.when;
+  if (options.through !== undefined && through === undefined) throw new Error(`No migration ${options.through}`);
   return readMigrationFiles({ migrationsFolder: MIGRATIONS }).filter(
-    (m) => last === undefined || last < m.folderMillis,
+    (m) => (last === undefined || last < m.folderMillis) && (through === undefined || m.folderMillis <= through),
   );
 }
 

@@ -129,7 +129,7 @@ describe('distribution keys', () => {
           : line(r.table, r.kind === 'p' ? 'primary key' : 'unique', r.cols),
       )
       .sort();
-    const tables = Object.values(schema).filter((v): v is PgTable => is(v, PgTable));
+    const tables = (Object.values(schema) as unknown[]).filter((v): v is PgTable => is(v, PgTable));
     const fromDrizzle = tables
       .flatMap((table) => {
         const config = getTableConfig(table);
