@@ -20,10 +20,19 @@ const MIGRATION_LOCK = 815_042_117;
 
 /**
  * Tables the application role may not touch at all: Better Auth's credentials and
- * sessions (password hashes, session tokens), the rate-limit counters (keyed by email) and
- * the revocation generation (src/platform/auth/revocations.ts). Only the platform role reads them.
+ * sessions (password hashes, session tokens), the rate-limit counters (keyed by email),
+ * the revocation generation (src/platform/auth/revocations.ts) and the global map of secrets to
+ * organizations (written by tenants only through its functions, drizzle/0036_secret_lookups.sql).
+ * Only the platform role reads them.
  */
-const PLATFORM_ONLY_TABLES = new Set(['accounts', 'sessions', 'verifications', 'rate_limits', 'auth_generation']);
+const PLATFORM_ONLY_TABLES = new Set([
+  'accounts',
+  'sessions',
+  'verifications',
+  'rate_limits',
+  'auth_generation',
+  'secret_lookups',
+]);
 /** Tables the application role may read but not write (member lists show names and emails). */
 const APP_READ_ONLY_TABLES = new Set(['users']);
 /**

@@ -49,37 +49,60 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
  * Drizzle's own NodePgSession.transaction otherwise (savepoints for nested transactions, rollback
  * on error, client released). Setting values are constants or SAFE_ID-checked.
  *
- * On PostgreSQL the settings are `SET LOCAL` statements, not `set_config(…, true)` (the same
- * effect): on Citus (docs/scaling.md) `SET LOCAL` is what the coordinator passes on to the
- * workers that hold the shards (with `citus.propagate_set_commands = 'local'`), so the tenant
- * policy sees the organization there too; a `set_config` stays on the coordinator and the
- * workers' policy would hide every row. Embedded PGlite sends one statement per query: one SELECT.
+ * On Citus (docs/scaling.md) the tenant also goes out as a `SET LOCAL` statement of its own:
+ * that is what the coordinator passes on to the workers holding the shards (with
+ * `citus.propagate_set_commands = 'local'`), where the tenant policy is evaluated too; a
+ * `set_config` stays on the coordinator, and the workers' policy would hide every row. Citus
+ * passes on the text of the whole message, so the SET cannot ride in BEGIN's message there: one
+ * more round trip per tenant transaction, on Citus only (the role needs none: Citus connects to
+ * the workers as the current role).
  */
 export async function transactionAs<T>(
   db: Db,
   settings: Record<string, string>,
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
+  const assignments = Object.entries(settings)
+    .map(([name, value]) => `set_config('${name}', '${value}', true)`)
+    .join(', ');
   const parts = poolTransactionParts(db);
   if (!parts) {
-    const assignments = Object.entries(settings)
-      .map(([name, value]) => `set_config('${name}', '${value}', true)`)
-      .join(', ');
     return db.transaction(async (tx) => {
       await tx.execute(sql.raw(`SELECT ${assignments}`));
       return fn(tx);
     });
   }
-  const begin = ['BEGIN', ...Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = '${value}'`)].join(
-    '; ',
-  );
   const client = await parts.pool.connect();
   try {
-    return await transactionOn(client, () => fn(transactionOnClient(parts, client)), begin);
+    const tenant = settings['app.organization_id'];
+    const onCitus = tenant !== undefined && (await isCitus(parts.pool, client));
+    return await transactionOn(
+      client,
+      async () => {
+        if (onCitus) await client.query(`SET LOCAL app.organization_id = '${tenant}'`);
+        return fn(transactionOnClient(parts, client));
+      },
+      `BEGIN; SELECT ${assignments}`,
+    );
   } finally {
     // A connection whose ROLLBACK failed is not handed to the next request.
     releaseClient(client);
   }
+}
+
+/** Whether a pool's database is a Citus coordinator: asked once per pool, on its first tenant transaction. */
+const citusPools = new WeakMap<object, Promise<boolean>>();
+function isCitus(pool: object, client: { query(text: string): Promise<{ rows: Array<{ citus?: boolean }> }> }) {
+  let known = citusPools.get(pool);
+  if (!known) {
+    known = client
+      .query(`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus`)
+      .then((r) => r.rows[0]?.citus === true);
+    // A failed probe (the database unreachable) is asked again next time, never cached.
+    known.catch(() => citusPools.delete(pool));
+    citusPools.set(pool, known);
+  }
+  return known;
 }
 
 /** Convenience: build a Ctx inside withTenant. */

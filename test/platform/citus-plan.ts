@@ -70,6 +70,3 @@ export async function catalogOf(admin: Database): Promise<Catalog> {
     references,
   };
 }
-
-/** Global tables that carry an organization_id all the same: read before the organization is known. */
-export const GLOBAL_WITH_ORGANIZATION = new Set(['secret_lookups']);

@@ -36,7 +36,7 @@ export async function createApiKey(ctx: Ctx, input: { name: string; role?: 'admi
     })
     .returning();
   // The global lookup that finds this key's organization when the key is presented (same transaction).
-  await recordSecret(ctx.tx, 'api_key', keyHash, ctx.organizationId);
+  await recordSecret(ctx.tx, 'api_key', keyHash);
   return { ...view(row as Row), key };
 }
 

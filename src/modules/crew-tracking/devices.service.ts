@@ -37,7 +37,7 @@ export async function createDevice(ctx: Ctx, input: { name: string; memberId?: s
     })
     .returning();
   // The global lookup that finds this token's organization when a device presents it (same transaction).
-  await recordSecret(ctx.tx, 'device_token', tokenHash, ctx.organizationId);
+  await recordSecret(ctx.tx, 'device_token', tokenHash);
   return { ...view(row as Row), token };
 }
 

@@ -34,7 +34,7 @@ export async function createPortalLink(
     expiresAt,
   });
   // The global lookup that finds this link's organization when the customer opens it (same transaction).
-  await recordSecret(ctx.tx, 'portal_token', tokenHash, ctx.organizationId);
+  await recordSecret(ctx.tx, 'portal_token', tokenHash);
   return { token, url: `${baseUrl}/api/portal/${token}`, expiresAt };
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { type SecretKind, secretLookups } from '../../db/schema/index.js';
 
@@ -12,20 +12,26 @@ import { type SecretKind, secretLookups } from '../../db/schema/index.js';
  * Only this file writes it. The modules that issue and revoke secrets (API keys, crew devices,
  * portal links) call `recordSecret` / `forgetSecret` with their own tenant transaction, so the
  * mapping commits or rolls back with the secret: no key without its mapping, no mapping that
- * outlives a revocation.
+ * outlives a revocation. The table is global (not keyed by organization: it is read before the
+ * organization is known), so its organization column is `tenant_id` and the application role
+ * reaches it only through two SQL functions bound to the transaction's organization.
  */
 
 /** SHA-256 (hex) of a secret: what is stored, in the tenant table and here. */
 export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
-/** Maps a new secret to its organization, in the transaction that stores the secret. */
-export async function recordSecret(tx: Tx, kind: SecretKind, hash: string, organizationId: string): Promise<void> {
-  await tx.insert(secretLookups).values({ kind, hash, organizationId });
+/**
+ * Maps a new secret to the organization of the tenant transaction `tx` (its `app.organization_id`),
+ * in the transaction that stores the secret. Through a SQL function: the application role has no
+ * privilege on the table itself, so a tenant maps only its own secrets and reads no mapping.
+ */
+export async function recordSecret(tx: Tx, kind: SecretKind, hash: string): Promise<void> {
+  await tx.execute(sql`SELECT secret_lookup_record(${kind}, ${hash})`);
 }
 
-/** Drops the mapping of a revoked secret, in the revoking transaction. */
+/** Drops the mapping of a revoked secret of the transaction's organization, in the revoking transaction. */
 export async function forgetSecret(tx: Tx, kind: SecretKind, hash: string): Promise<void> {
-  await tx.delete(secretLookups).where(and(eq(secretLookups.kind, kind), eq(secretLookups.hash, hash)));
+  await tx.execute(sql`SELECT secret_lookup_forget(${kind}, ${hash})`);
 }
 
 /**
@@ -35,7 +41,7 @@ export async function forgetSecret(tx: Tx, kind: SecretKind, hash: string): Prom
  */
 export async function organizationOfSecret(tx: Tx, kind: SecretKind, hash: string): Promise<string | undefined> {
   const [row] = await tx
-    .select({ organizationId: secretLookups.organizationId })
+    .select({ organizationId: secretLookups.tenantId })
     .from(secretLookups)
     .where(and(eq(secretLookups.kind, kind), eq(secretLookups.hash, hash)))
     .limit(1);
