@@ -21,7 +21,8 @@ import { type Catalog, catalogOf, citusPlan } from './citus-plan.js';
  * reported with its error; then the catalog must show every tenant table distributed by
  * organization_id in organizations' co-location group and every global table as a reference
  * table, and the API (in process, with the webhook worker) must run its smoke flow there.
- * Without CITUS_DATABASE_URL the file is reported as skipped.
+ * Without CITUS_DATABASE_URL the file is reported as skipped. CITUS_LOG_LEVEL=error shows the
+ * API's own log, where a request Citus refused names the statement and Citus's error.
  */
 const CITUS_URL = process.env.CITUS_DATABASE_URL;
 
