@@ -183,12 +183,13 @@ export async function recordAttempt(
   const ok = result.ok;
   const res = await db.execute(sql`
     WITH mine AS (
-      SELECT id FROM webhook_deliveries WHERE id = ${claim.id} AND ${stillClaimed(claim)}
+      SELECT id FROM webhook_deliveries
+      WHERE organization_id = ${claim.organizationId} AND id = ${claim.id} AND ${stillClaimed(claim)}
     ), log AS (
       INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
       SELECT ${newId('wha')}, ${claim.organizationId}, ${claim.id}, ${result.attemptedAt.toISOString()}::timestamptz,
              ${result.statusCode}::int, ${result.durationMs}::int, ${result.error}::text, ${result.responseBody}::text
-      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${claim.id})
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE organization_id = ${claim.organizationId} AND id = ${claim.id})
     ), ep AS (
       UPDATE webhook_endpoints
       SET consecutive_failures = CASE WHEN ${ok}::boolean THEN 0 ELSE consecutive_failures + 1 END,
@@ -198,7 +199,7 @@ export async function recordAttempt(
                                  AND consecutive_failures + 1 >= ${MAX_CONSECUTIVE_FAILURES}
                                 THEN now() ELSE deactivated_at END,
           updated_at = now()
-      WHERE id = ${claim.endpointId} AND EXISTS (SELECT 1 FROM mine)
+      WHERE organization_id = ${claim.organizationId} AND id = ${claim.endpointId} AND EXISTS (SELECT 1 FROM mine)
         -- A success on a healthy endpoint leaves its row alone: it is every delivery's
         -- hot row, and rewriting it per delivery serialises the whole engine on one lock.
         -- A failure counts only when it kills the delivery (retries used up), and only
@@ -207,7 +208,7 @@ export async function recordAttempt(
         AND CASE WHEN ${ok}::boolean THEN consecutive_failures <> 0 ELSE ${exhausted}::boolean AND active END
       RETURNING id, active
     ), was AS (
-      SELECT active FROM webhook_endpoints WHERE id = ${claim.endpointId}
+      SELECT active FROM webhook_endpoints WHERE organization_id = ${claim.organizationId} AND id = ${claim.endpointId}
     ), self AS (
       UPDATE webhook_deliveries
       SET status = CASE WHEN ${ok}::boolean THEN 'succeeded'
@@ -224,7 +225,7 @@ export async function recordAttempt(
           updated_at = now()
       -- The claim is checked again on the row as it is when locked: a deactivation that
       -- committed meanwhile has turned it dead, and that stands.
-      WHERE id IN (SELECT id FROM mine) AND ${stillClaimed(claim)}
+      WHERE organization_id = ${claim.organizationId} AND id IN (SELECT id FROM mine) AND ${stillClaimed(claim)}
       RETURNING status
     ), dead AS (
       UPDATE webhook_deliveries
@@ -264,13 +265,15 @@ type Success = { claim: ClaimedDelivery; result: AttemptResult };
 /**
  * The results as one JSON array (the functions' `p_results`, read by json_to_recordset):
  * one parameter whatever the batch size, and JSON.stringify escapes it in one native pass
- * where pg would escape eight arrays element by element. The attempt's time goes as ms since
+ * where pg would escape eight arrays element by element. The organization goes with each
+ * result: the delivery's key is (organization, id) (drizzle/0035). The attempt's time goes as ms since
  * the epoch (drizzle/0029), a number rather than a Date made into ISO text.
  */
 function successesJson(items: ReadonlyArray<Success>): string {
   return JSON.stringify(
     items.map(({ claim, result }) => ({
       id: claim.id,
+      organization_id: claim.organizationId,
       due: claim.due,
       attempt_id: newId('wha'),
       attempted_ms: result.attemptedAt.getTime(),
@@ -331,18 +334,18 @@ export async function recordDeferral(
       INSERT INTO webhook_attempts (id, organization_id, delivery_id, attempted_at, status_code, duration_ms, error, response_body)
       SELECT ${newId('wha')}, ${claim.organizationId}, ${claim.id}, ${result.attemptedAt.toISOString()}::timestamptz,
              ${result.statusCode}::int, ${result.durationMs}::int, ${error}::text, ${result.responseBody}::text
-      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${claim.id})
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE organization_id = ${claim.organizationId} AND id = ${claim.id})
     ), self AS (
       UPDATE webhook_deliveries
       SET next_attempt_at = ${until},
           last_status_code = ${result.statusCode}::int, last_error = ${error}::text,
           last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz, updated_at = now()
-      WHERE id = ${claim.id} AND ${stillClaimed(claim)}
+      WHERE organization_id = ${claim.organizationId} AND id = ${claim.id} AND ${stillClaimed(claim)}
       RETURNING endpoint_id
     ), pause AS (
       UPDATE webhook_endpoints
       SET paused_until = GREATEST(COALESCE(paused_until, now()), ${until})
-      WHERE id IN (SELECT endpoint_id FROM self)
+      WHERE organization_id = ${claim.organizationId} AND id IN (SELECT endpoint_id FROM self)
     )
     SELECT count(*)::int AS n FROM self`);
   const [row] = rowsOf<{ n: number }>(res);

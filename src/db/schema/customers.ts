@@ -59,10 +59,11 @@ export const customers = pgTable(
  * Under FORCE ROW LEVEL SECURITY PostgreSQL only uses an index for a condition
  * whose operator is LEAKPROOF; LIKE, the pg_trgm operators and array containment
  * are not, so a trigram or GIN index on `customers` itself is never used by the application role
- * (measured: a sequential scan of the tenant's rows instead). This table has no
- * `organization_id`, so no tenant policy: it maps search text to customer ids
- * only, and every query joins back to `customers`, where RLS applies. Rows are
- * written by the customers service and vanish with their customer (cascade).
+ * (measured: a sequential scan of the tenant's rows instead). This table's RLS is
+ * enabled but not forced: it maps search text to customer ids, keyed by (organization,
+ * customer), read through tenant-bound functions, and every query joins back to
+ * `customers`, where RLS applies. Rows are written by the customers service and vanish
+ * with their customer (cascade).
  */
 export const customerSearch = pgTable(
   'customer_search',
