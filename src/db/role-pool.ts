@@ -99,9 +99,15 @@ export function inlineParameters(text: string, values: readonly unknown[]): stri
       let depth = 1;
       i += 2;
       while (i < n && depth > 0) {
-        if (text[i] === '/' && text[i + 1] === '*') depth++, (i += 2);
-        else if (text[i] === '*' && text[i + 1] === '/') depth--, (i += 2);
-        else i++;
+        if (text[i] === '/' && text[i + 1] === '*') {
+          depth++;
+          i += 2;
+        } else if (text[i] === '*' && text[i + 1] === '/') {
+          depth--;
+          i += 2;
+        } else {
+          i++;
+        }
       }
     } else if (c === '$' && !/[\w$]/.test(text[i - 1] ?? '')) {
       const param = /^\$(\d+)/.exec(text.slice(i, i + 12));
