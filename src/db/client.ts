@@ -7,7 +7,13 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
-import { ownedClientTransaction } from './drizzle-adapter.js';
+import {
+  ownedClientTransaction,
+  type PoolTransactionParts,
+  poolTransactionParts,
+  transactionOnClient,
+} from './drizzle-adapter.js';
+import { RolePool } from './role-pool.js';
 import * as schema from './schema/index.js';
 
 /** The role of cross-tenant platform code (see src/db/migrate.ts); named here to avoid an import cycle. */
@@ -25,25 +31,28 @@ export interface Database {
   pool: pg.Pool | undefined;
   pglite: PGlite | undefined;
   /**
-   * A handle whose every connection runs as the platform role (BYPASSRLS), for a library
-   * that needs a handle rather than a callback: Better Auth. Own code uses `asPlatform`, or
+   * A handle whose every statement and transaction runs as the platform role (BYPASSRLS),
+   * switched per transaction (never per connection), for a library that needs a handle rather
+   * than a callback: Better Auth. Own code uses `asPlatform`, or
    * `asPlatformStatement` for one statement in one round trip (src/platform/cross-tenant.ts).
    * On PGlite, the same handle as `db`.
    */
   platformDb: Db;
   /**
-   * One statement on a `platformDb` connection, without Drizzle: prepared once per
-   * connection under `statement.name` (PostgreSQL), rows as arrays of column values. For
-   * the webhook worker's claim and result calls, hundreds a second under load, where
-   * building and parsing through the query builder cost more than the call itself.
+   * One statement as the platform role, without Drizzle, rows as arrays of column values:
+   * on PostgreSQL one round trip that switches the role inside the statement's own implicit
+   * transaction (src/db/role-pool.ts). Nothing is prepared under a name: behind PgBouncer in
+   * transaction pooling a named statement meets server connections that never saw it or that
+   * another client prepared it on. For the webhook worker's claim and result calls, hundreds a
+   * second under load, where building and parsing through the query builder cost more than
+   * the call itself.
    */
-  platformQuery(statement: NamedStatement, values: unknown[]): Promise<unknown[][]>;
+  platformQuery(statement: Statement, values: unknown[]): Promise<unknown[][]>;
   close(): Promise<void>;
 }
 
-/** A statement prepared under its name; one text per name (PostgreSQL refuses a second). */
-export interface NamedStatement {
-  name: string;
+/** One statement's text, `$1`… for its values. */
+export interface Statement {
   text: string;
 }
 
@@ -73,17 +82,21 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     pool.on('connect', (client) => client.on('error', () => {}));
     const db: Db = drizzlePg({ client: pool, schema });
     db.transaction = ownedClientTransaction(pool) as Db['transaction'];
-    // Connects lazily: a process that never signs anyone in opens no such connection.
-    const platformPool = new pg.Pool({
-      connectionString: opts.databaseUrl,
-      max: Math.min(opts.poolMax ?? 10, 4),
-      connectionTimeoutMillis,
-      options: `-c role=${PLATFORM_ROLE}`,
-    });
+    // Connects lazily: a process that never signs anyone in opens no such connection. Its role
+    // is switched inside each statement's or transaction's own transaction (src/db/role-pool.ts):
+    // a startup `-c role=` would be dropped by PgBouncer, leaving the login role.
+    const platformPool = new RolePool(
+      { connectionString: opts.databaseUrl, max: Math.min(opts.poolMax ?? 10, 4), connectionTimeoutMillis },
+      PLATFORM_ROLE,
+    );
     platformPool.on('error', () => {});
     platformPool.on('connect', (client) => client.on('error', () => {}));
     const platformDb: Db = drizzlePg({ client: platformPool, schema });
-    platformDb.transaction = ownedClientTransaction(platformPool) as Db['transaction'];
+    const parts = poolTransactionParts(platformDb) as PoolTransactionParts;
+    platformDb.transaction = (async (fn: (tx: Tx) => Promise<unknown>, config?: unknown) => {
+      if (config) throw new Error('platformDb.transaction takes no transaction config');
+      return platformPool.transactionAsRole((client) => fn(transactionOnClient(parts, client)));
+    }) as Db['transaction'];
     return {
       kind: 'postgres',
       db,
@@ -91,7 +104,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       pglite: undefined,
       platformDb,
       platformQuery: async (statement, values) =>
-        (await platformPool.query<unknown[]>({ ...statement, values, rowMode: 'array' })).rows,
+        (await platformPool.query({ text: statement.text, values, rowMode: 'array' })).rows as unknown[][],
       close: async () => {
         await Promise.all([pool.end(), platformPool.end()]);
       },

@@ -19,13 +19,17 @@ const MIGRATIONS = fileURLToPath(new URL('../../drizzle', import.meta.url));
 const MIGRATION_LOCK = 815_042_117;
 
 /**
- * Tables the application role may not touch at all: Better Auth's credentials and
- * sessions (password hashes, session tokens), the rate-limit counters (keyed by email),
- * the revocation generation (src/platform/auth/revocations.ts) and the global map of secrets to
- * organizations (written by tenants only through its functions, drizzle/0036_secret_lookups.sql).
- * Only the platform role reads them.
+ * Tables the application role may not touch at all: Better Auth's users, credentials and
+ * sessions (every organization's names and emails, password hashes, session tokens), the
+ * rate-limit counters (keyed by email), the revocation generation
+ * (src/platform/auth/revocations.ts) and the global map of secrets to organizations (written by
+ * tenants only through its functions, drizzle/0036_secret_lookups.sql). Only the platform role
+ * reads them. A tenant's member list reads its own members' names and emails through the view
+ * `member_users` (drizzle/0037_auth_tables_closed.sql), limited to the organization of the
+ * transaction.
  */
 const PLATFORM_ONLY_TABLES = new Set([
+  'users',
   'accounts',
   'sessions',
   'verifications',
@@ -33,8 +37,6 @@ const PLATFORM_ONLY_TABLES = new Set([
   'auth_generation',
   'secret_lookups',
 ]);
-/** Tables the application role may read but not write (member lists show names and emails). */
-const APP_READ_ONLY_TABLES = new Set(['users']);
 /**
  * Tenant tables whose RLS is enabled but not forced, so their owner can read them
  * through SECURITY DEFINER functions bound to `app.organization_id`: under RLS the
@@ -309,11 +311,7 @@ async function isolationStatements(q: Sql): Promise<string[]> {
     }
     const missingPlatform = DML.filter((p) => !has(t.platform, p));
     if (missingPlatform.length > 0) out.push(`GRANT ${missingPlatform.join(', ')} ON ${table} TO ${PLATFORM_ROLE}`);
-    const appWants: readonly string[] = PLATFORM_ONLY_TABLES.has(t.name)
-      ? []
-      : APP_READ_ONLY_TABLES.has(t.name)
-        ? ['SELECT']
-        : DML;
+    const appWants: readonly string[] = PLATFORM_ONLY_TABLES.has(t.name) ? [] : DML;
     const grant = appWants.filter((p) => !has(t.app, p));
     const revoke = (t.app ?? []).filter((p) => !appWants.includes(p));
     if (grant.length > 0) out.push(`GRANT ${grant.join(', ')} ON ${table} TO ${APP_ROLE}`);

@@ -73,7 +73,6 @@ const MIN_SHARE = 25;
  * cut short records where (`progress`).
  */
 const FAN_OUT = {
-  name: 'webhook_fan_out',
   text: `
     WITH cand AS MATERIALIZED (
       SELECT x.tx, x.organization_id, x.fanned_to

@@ -107,18 +107,16 @@ export async function claimDeliveries(
 }
 
 /*
- * The two hot calls are prepared statements sent without the query builder (see
+ * The two hot calls are sent without the query builder (see
  * Database.platformQuery), their rows arrays in the functions' column order:
  * id, organization_id, endpoint_id, event, body, attempt_count, due, url, secret_enc,
  * previous_secret_enc, previous_valid (after a leading `recorded` in webhook_record_and_claim: the
  * ids of the results that applied, comma-separated; ids never hold a comma).
  */
 const CLAIM = {
-  name: 'webhook_claim',
   text: "SELECT * FROM webhook_claim($1::int, $2::int, $3::int, string_to_array($4, ','), '{}', string_to_array($5, ','))",
 };
 const RECORD_AND_CLAIM = {
-  name: 'webhook_record_and_claim',
   text: "SELECT * FROM webhook_record_and_claim($1::json, $2::int, $3::int, $4::int, string_to_array($5, ','), string_to_array($6, ','))",
 };
 

@@ -22,7 +22,8 @@ import { type Actor, type Ctx, inTenant, transactionAs } from './tenancy.js';
  * privileges: a query outside `asPlatform`/`withTenant` fails on PostgreSQL.
  *
  * Better Auth, which needs a handle rather than a callback, uses `database.platformDb`
- * (the same role, set per connection); so does `asPlatformStatement` below; nothing else should.
+ * (the same role, switched inside each of its statements' transactions); so does
+ * `asPlatformStatement` below; nothing else should.
  */
 export function asPlatform<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return transactionAs(db, { role: PLATFORM_ROLE }, fn);
@@ -30,12 +31,11 @@ export function asPlatform<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
 
 /**
  * `asPlatform` for work that is ONE statement (a CTE chain counts as one): it runs on
- * `database.platformDb`, whose connections are the platform role from the start, with no
- * BEGIN / SET ROLE / COMMIT around it; a single statement is atomic on its own, so the
- * guarantees are the same in one round trip instead of three. For the webhook worker's
- * result writes one by one (its batched claims and results are prepared statements on the
- * same connections: Database.platformQuery). `fn` must send exactly one statement: two
- * would commit separately.
+ * `database.platformDb`, which sends `SET LOCAL ROLE` and the statement as one message, one
+ * implicit transaction, with no BEGIN / COMMIT around it; a single statement is atomic on its
+ * own, so the guarantees are the same in one round trip instead of three. For the webhook
+ * worker's result writes one by one (its batched claims and results go the same way:
+ * Database.platformQuery). `fn` must send exactly one statement: two would commit separately.
  */
 export function asPlatformStatement<T>(database: Pick<Database, 'platformDb'>, fn: (db: Db) => Promise<T>): Promise<T> {
   return fn(database.platformDb);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseOutage } from '../db/outage.js';
 import { isDatabaseUnavailable } from '../db/pg-errors.js';
+import { drainBody } from './body-drain.js';
 import { AppError, databaseUnavailable, type ErrorCode, type FieldIssue } from './errors.js';
 import { allowedMethods } from './method-not-allowed.js';
 
@@ -109,10 +110,20 @@ export function sendError(
 const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'VALIDATION_FAILED', message: 'Invalid Content-Length' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 1 MiB' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'VALIDATION_FAILED', message: 'Body is empty' },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'VALIDATION_FAILED', message: 'Body is not valid JSON' },
 };
+
+/**
+ * 413 for a body over the limit, sent once the rest of the body has been read (up to a bound,
+ * src/platform/body-drain.ts), with `Connection: close`: answering while the client is still
+ * writing would reset the connection under it (EPIPE) before it reads the answer.
+ */
+async function tooLarge(request: FastifyRequest, reply: FastifyReply) {
+  reply.header('connection', 'close');
+  await drainBody(request.raw);
+  return sendError(request, reply, 'PAYLOAD_TOO_LARGE', 413, 'Request body is larger than 1 MiB');
+}
 
 /**
  * One error handler for the whole service: every failure leaves as
@@ -138,6 +149,7 @@ export function installErrorHandler(app: FastifyInstance, opts: { outage?: Datab
       const message = first ? `${first.field} ${first.message}` : 'Request is invalid';
       return sendError(request, reply, 'VALIDATION_FAILED', 400, message, details);
     }
+    if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return tooLarge(request, reply);
     const known = err.code && Object.hasOwn(FASTIFY_CODES, err.code) ? FASTIFY_CODES[err.code] : undefined;
     if (known) {
       const status = known.code === 'VALIDATION_FAILED' ? 400 : (err.statusCode ?? 400);
@@ -146,7 +158,6 @@ export function installErrorHandler(app: FastifyInstance, opts: { outage?: Datab
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return sendError(request, reply, 'VALIDATION_FAILED', 400, 'Body is not valid JSON');
     }
-    if (err.statusCode === 413) return sendError(request, reply, 'PAYLOAD_TOO_LARGE', 413, 'Request body is too large');
     if (err.statusCode === 415) return sendError(request, reply, 'UNSUPPORTED_MEDIA_TYPE', 415, err.message);
     if (err.statusCode === 429) return sendError(request, reply, 'RATE_LIMITED', 429, 'Too many requests');
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {

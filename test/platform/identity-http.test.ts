@@ -82,6 +82,36 @@ describe('identity over real HTTP', () => {
     expect(short.status).toBe(400);
     expect((await short.json()).error.details[0].field).toBe('password');
   });
+
+  it("validates Better Auth's other routes like every route: 400 naming the field, and the user unchanged", async () => {
+    const email = `upd-${Date.now()}@example.com`;
+    const up = await post('/api/auth/sign-up/email', { name: 'Named', email, password: 'correct horse battery' });
+    const cookie = up.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const nulls = await post('/api/auth/update-user', { name: null, image: null }, { cookie });
+    expect(nulls.status).toBe(400);
+    const body = await nulls.json();
+    expect(body.error.code).toBe('VALIDATION_FAILED');
+    expect(body.error.details[0].field).toBe('name');
+    for (const [path, payload, field] of [
+      ['/api/auth/change-password', { newPassword: 'long enough 1', currentPassword: null }, 'currentPassword'],
+      ['/api/auth/change-email', { newEmail: 'not an email' }, 'newEmail'],
+      ['/api/auth/revoke-session', { token: 42 }, 'token'],
+      ['/api/auth/update-session', { activeOrganizationId: 'org_x' }, 'activeOrganizationId'],
+    ] as const) {
+      const res = await post(path, payload, { cookie });
+      expect(res.status, path).toBe(400);
+      expect((await res.json()).error.details[0].field, path).toBe(field);
+    }
+    const renamed = await post('/api/auth/update-user', { name: 'Renamed' }, { cookie });
+    expect(renamed.status).toBe(200);
+    const session = await fetch(`${base}/api/auth/get-session`, { headers: { cookie } });
+    expect((await session.json()).data.user.name).toBe('Renamed');
+    // Social sign-in serves no configured provider: off.
+    expect((await post('/api/auth/sign-in/social', { provider: 'github' })).status).toBe(404);
+  });
 });
 
 describe('session cookie over https', () => {

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
-import { migrate } from '../../src/db/migrate.js';
+import { APP_ROLE, migrate } from '../../src/db/migrate.js';
 import { asPlatform } from '../../src/platform/cross-tenant.js';
-import { withTenant } from '../../src/platform/tenancy.js';
+import { transactionAs, withTenant } from '../../src/platform/tenancy.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
 const onPostgres = inject('database').kind === 'postgres';
@@ -77,21 +77,49 @@ describe('least privilege', () => {
     expect(res.json().data.map((c: { id: string }) => c.id)).toEqual([bCustomer]);
   });
 
-  it('a tenant transaction cannot read password hashes, sessions or verifications', async () => {
+  it('a tenant transaction cannot read users, password hashes, sessions or verifications', async () => {
     for (const statement of [
       sql`SELECT password FROM accounts LIMIT 1`,
       sql`SELECT count(*) FROM accounts`,
       sql`SELECT token FROM sessions LIMIT 1`,
+      sql`SELECT count(*) FROM sessions`,
       sql`SELECT value FROM verifications LIMIT 1`,
+      sql`SELECT count(*) FROM users`,
+      sql`SELECT email FROM users LIMIT 1`,
       sql`UPDATE users SET name = 'x'`,
+      sql`UPDATE member_users SET name = 'x'`,
     ]) {
       await deniedBy(() => withTenant(h.database.db, a.organizationId, (tx) => tx.execute(statement)));
     }
-    // Names and emails of members stay readable (member lists).
-    const names = await withTenant(h.database.db, a.organizationId, async (tx) =>
-      rows<{ n: number }>(await tx.execute(sql`SELECT count(*)::int AS n FROM users`)),
+  });
+
+  it("a tenant transaction reads its own members' names and emails, and 0 rows of another organization's users", async () => {
+    const [bUser] = await asPlatform(h.database.db, async (tx) =>
+      rows<{ id: string; email: string }>(
+        await tx.execute(
+          sql`SELECT u.id, u.email FROM users u JOIN members m ON m.user_id = u.id WHERE m.organization_id = ${b.organizationId}`,
+        ),
+      ),
     );
-    expect(names[0]?.n).toBeGreaterThan(0);
+    expect(bUser?.email).toBe(b.email);
+    const seen = await withTenant(h.database.db, a.organizationId, async (tx) => ({
+      all: rows<{ id: string; email: string }>(await tx.execute(sql`SELECT id, email FROM member_users`)),
+      other: rows<{ n: number }>(
+        await tx.execute(
+          sql`SELECT count(*)::int AS n FROM member_users WHERE id = ${bUser?.id ?? ''} OR email = ${b.email}`,
+        ),
+      )[0]?.n,
+    }));
+    expect(seen.all.map((u) => u.email)).toEqual([a.email]);
+    expect(seen.other).toBe(0);
+    // Without a tenant set, the view shows no one.
+    const outside = await transactionAs(h.database.db, { role: APP_ROLE }, async (tx) =>
+      rows<{ n: number }>(await tx.execute(sql`SELECT count(*)::int AS n FROM member_users`)),
+    );
+    expect(outside[0]?.n).toBe(0);
+    // The member list still names its members.
+    const list = await a.call('GET', '/api/members');
+    expect(list.json().data.map((m: { email: string }) => m.email)).toEqual([a.email]);
   });
 
   it('asPlatform reaches across tenants (and credentials) as the platform role', async () => {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, pgTable, pgView, text } from 'drizzle-orm/pg-core';
 import { ts } from './column-types.js';
 
 /*
@@ -79,3 +79,14 @@ export const authGeneration = pgTable(
   },
   (t) => [check('auth_generation_one_row', sql`${t.id} = 1`)],
 );
+
+/**
+ * The names and emails of the members of the transaction's organization
+ * (`app.organization_id`): what a tenant transaction may read of `users`, which it cannot
+ * read itself (drizzle/0037_auth_tables_closed.sql). Read only.
+ */
+export const memberUsers = pgView('member_users', {
+  id: text('id').notNull(),
+  name: text('name').notNull(),
+  email: text('email').notNull(),
+}).existing();

@@ -5,7 +5,7 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Static } from 'typebox';
 import { AppError, type ErrorCode } from '../../platform/errors.js';
 import { rateLimitHeaders, SIGN_IN_FAILURES } from '../../platform/rate-limit.js';
-import { SessionResponse, SignedOut, SignInBody, SignUpBody, type User } from './auth.schemas.js';
+import { PASS_THROUGH_BODIES, SessionResponse, SignedOut, SignInBody, SignUpBody, type User } from './auth.schemas.js';
 
 /**
  * /api/auth/* is Better Auth's. The documented routes (sign-up, sign-in, sign-out,
@@ -170,6 +170,14 @@ export default async function authRoutes(fastify: FastifyInstance) {
       return { data: result };
     },
   );
+
+  // Better Auth's other routes that take a body: validated here first (400 naming the field),
+  // then passed through, unwrapped and undocumented like the rest below.
+  for (const [path, body] of Object.entries(PASS_THROUGH_BODIES)) {
+    app.post(`/api/auth/${path}`, { config: { access: 'public' }, schema: { hide: true, body } }, (request, reply) =>
+      forward(request, reply, false),
+    );
+  }
 
   // The rest of Better Auth (password reset, session list, …), unwrapped and undocumented here.
   app.route({

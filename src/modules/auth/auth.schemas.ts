@@ -45,3 +45,45 @@ export const SessionResponse = Envelope(
 );
 
 export const SignedOut = Envelope(Type.Object({ success: Type.Boolean() }));
+
+const closed = { additionalProperties: false } as const;
+const Password = Type.String({ minLength: 8, maxLength: 128 });
+const CurrentPassword = Type.String({ minLength: 1, maxLength: 128 });
+const Email = Type.String({ format: 'email', maxLength: 254 });
+/** A token from a link or a session (Better Auth's are a few dozen characters). */
+const Token = Type.String({ minLength: 1, maxLength: 512 });
+/** Where Better Auth sends the browser afterwards. */
+const Url = Type.Optional(Type.String({ minLength: 1, maxLength: 2048 }));
+
+/**
+ * The bodies of the Better Auth routes that are passed through undocumented (POST
+ * /api/auth/<path>), validated like every other route's before Better Auth sees them: a
+ * wrong field answers 400 naming it, where Better Auth would have written it (a null
+ * `name` reached the database as NULL: a not-null violation, 500). Closed objects: a
+ * field Better Auth would take that is not listed here is refused.
+ */
+export const PASS_THROUGH_BODIES = {
+  'update-user': Type.Object(
+    {
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      image: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])),
+    },
+    closed,
+  ),
+  'change-password': Type.Object(
+    { newPassword: Password, currentPassword: CurrentPassword, revokeOtherSessions: Type.Optional(Type.Boolean()) },
+    closed,
+  ),
+  'change-email': Type.Object({ newEmail: Email, callbackURL: Url }, closed),
+  'delete-user': Type.Object(
+    { password: Type.Optional(CurrentPassword), token: Type.Optional(Token), callbackURL: Url },
+    closed,
+  ),
+  'request-password-reset': Type.Object({ email: Email, redirectTo: Url }, closed),
+  'reset-password': Type.Object({ newPassword: Password, token: Type.Optional(Token) }, closed),
+  'verify-password': Type.Object({ password: CurrentPassword }, closed),
+  'send-verification-email': Type.Object({ email: Email, callbackURL: Url }, closed),
+  'revoke-session': Type.Object({ token: Token }, closed),
+  // The session's one extra field (the active organization) is not the client's to set.
+  'update-session': Type.Object({}, closed),
+} as const;

@@ -1,5 +1,5 @@
 import { and, eq, type SQL } from 'drizzle-orm';
-import { members, users } from '../../db/schema/index.js';
+import { members, memberUsers } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
@@ -30,19 +30,22 @@ async function memberCount(ctx: Ctx, page: Page) {
 }
 
 function memberViews(ctx: Ctx, where: SQL | undefined) {
-  return ctx.tx
-    .select({
-      id: members.id,
-      userId: members.userId,
-      name: users.name,
-      email: users.email,
-      role: members.role,
-      createdAt: members.createdAt,
-    })
-    .from(members)
-    .innerJoin(users, eq(users.id, members.userId))
-    .where(where)
-    .$dynamic();
+  return (
+    ctx.tx
+      .select({
+        id: members.id,
+        userId: members.userId,
+        name: memberUsers.name,
+        email: memberUsers.email,
+        role: members.role,
+        createdAt: members.createdAt,
+      })
+      .from(members)
+      // Names and emails through the view of this organization's members: tenant code cannot read `users`.
+      .innerJoin(memberUsers, eq(memberUsers.id, members.userId))
+      .where(where)
+      .$dynamic()
+  );
 }
 
 /**

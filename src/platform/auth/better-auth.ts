@@ -57,8 +57,18 @@ export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
     trustedOrigins: [new URL(config.baseUrl).origin, ...config.corsOrigins],
     // Throttling is ours (platform/rate-limit.ts): one policy, one store, shared by all processes.
     rateLimit: { enabled: false },
-    // list-sessions returns raw session tokens to page scripts, which would undo HttpOnly.
-    disabledPaths: ['/list-sessions'],
+    // list-sessions returns raw session tokens to page scripts, which would undo HttpOnly. The
+    // social-sign-in routes serve providers this service does not configure: off, not passed through.
+    disabledPaths: [
+      '/list-sessions',
+      '/sign-in/social',
+      '/callback/:id',
+      '/link-social',
+      '/unlink-account',
+      '/refresh-token',
+      '/get-access-token',
+      '/account-info',
+    ],
     telemetry: { enabled: false },
     logger: {
       disabled: config.nodeEnv === 'test',

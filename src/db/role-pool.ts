@@ -1,0 +1,152 @@
+import { createRequire } from 'node:module';
+import pg from 'pg';
+import { releaseClient, transactionOn } from './pg-transaction.js';
+
+/** pg's conversion of a parameter value (not in its typings): text, a Buffer (bytea) or null. */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as {
+  prepareValue: (value: unknown) => string | Buffer | null;
+};
+
+/*
+ * A pool whose every statement runs as one role, switched inside the statement's own
+ * transaction: nothing is set on the connection itself, so it works unchanged behind
+ * PgBouncer in transaction pooling, which hands a server connection to another client
+ * after each transaction and drops startup options such as `-c role=` (a pool that relied
+ * on one ran as the login role: the superuser, when that is what DATABASE_URL names).
+ *
+ * A statement outside a transaction is sent as ONE simple-protocol message,
+ * `SET LOCAL ROLE r; <statement>`: PostgreSQL runs the statements of one message as one
+ * implicit transaction, so the role holds for that statement alone and ends with it, in one
+ * round trip, and no statement is prepared (transaction pooling would meet a named
+ * statement on a server connection that never saw it, or that another client prepared it
+ * on). The simple protocol carries no parameters, so the values are written into the text
+ * as quoted literals: pg's own conversion (`prepareValue`, as for a parameter) then its
+ * `escapeLiteral`. A quoted literal is of unknown type until its context decides, exactly
+ * as a parameter that pg sends without a type (it sends none), so the statement means what
+ * it meant with parameters.
+ */
+
+/** A query as pg takes it: the config object Drizzle passes, or text. */
+type QueryConfig = pg.QueryConfig & { rowMode?: 'array'; types?: unknown };
+
+export class RolePool extends pg.Pool {
+  readonly role: string;
+
+  constructor(config: pg.PoolConfig, role: string) {
+    super(config);
+    if (!/^[a-z_][a-z0-9_]*$/.test(role)) throw new Error(`Not a plain role name: ${role}`);
+    this.role = role;
+  }
+
+  // pg's overloads (callbacks, submittables) are not used on this pool: Drizzle and the
+  // worker call query(config | text, values?) and await the promise.
+  override query(textOrConfig: unknown, values?: unknown, callback?: unknown): Promise<pg.QueryResult> {
+    if (typeof callback === 'function' || typeof values === 'function') {
+      throw new Error('RolePool.query takes no callback');
+    }
+    const config: QueryConfig =
+      typeof textOrConfig === 'string' ? { text: textOrConfig } : { ...(textOrConfig as QueryConfig) };
+    const params = (Array.isArray(values) ? values : config.values) ?? [];
+    const text = `SET LOCAL ROLE ${this.role}; ${inlineParameters(config.text, params)}`;
+    const { rowMode, types } = config;
+    const sent = super.query({ text, ...(rowMode ? { rowMode } : {}), ...(types ? { types } : {}) } as pg.QueryConfig);
+    // Two statements, two results: the caller's is the second.
+    return sent.then((results) => (results as unknown as pg.QueryResult[])[1] as pg.QueryResult);
+  }
+
+  /**
+   * `fn` in BEGIN … COMMIT as this pool's role, BEGIN and the role in one round trip, on a
+   * client checked out for it (the Drizzle handle's `transaction`, see openDatabase).
+   */
+  async transactionAsRole<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    try {
+      return await transactionOn(client, () => fn(client), `BEGIN; SET LOCAL ROLE ${this.role}`);
+    } finally {
+      releaseClient(client);
+    }
+  }
+}
+
+/**
+ * `text` with its `$n` parameters replaced by quoted literals of `values`; a `$n` inside a
+ * quoted string, a quoted identifier, a comment or a dollar-quoted body is left as it is.
+ */
+export function inlineParameters(text: string, values: readonly unknown[]): string {
+  if (values.length === 0) return text;
+  const literals = values.map(literalOf);
+  let out = '';
+  let i = 0;
+  let from = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i] as string;
+    if (c === "'" || c === '"') {
+      // A string ('' doubles a quote; E'…' also escapes with a backslash) or an identifier.
+      const escapes = c === "'" && /[eE]/.test(text[i - 1] ?? '') && !/[\w$]/.test(text[i - 2] ?? '');
+      i++;
+      while (i < n) {
+        if (escapes && text[i] === '\\') i += 2;
+        else if (text[i] === c && text[i + 1] === c) i += 2;
+        else if (text[i] === c) break;
+        else i++;
+      }
+      i++;
+    } else if (c === '-' && text[i + 1] === '-') {
+      const end = text.indexOf('\n', i);
+      i = end === -1 ? n : end + 1;
+    } else if (c === '/' && text[i + 1] === '*') {
+      let depth = 1;
+      i += 2;
+      while (i < n && depth > 0) {
+        if (text[i] === '/' && text[i + 1] === '*') {
+          depth++;
+          i += 2;
+        } else if (text[i] === '*' && text[i + 1] === '/') {
+          depth--;
+          i += 2;
+        } else {
+          i++;
+        }
+      }
+    } else if (c === '$' && !/[\w$]/.test(text[i - 1] ?? '')) {
+      const param = /^\$(\d+)/.exec(text.slice(i, i + 12));
+      const tag = param ? undefined : /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(text.slice(i, i + 64));
+      if (param) {
+        const index = Number(param[1]) - 1;
+        if (index < 0 || index >= literals.length) throw new Error(`No value for $${param[1]}`);
+        out += `${text.slice(from, i)}${literals[index]}`;
+        i += param[0].length;
+        from = i;
+      } else if (tag) {
+        const end = text.indexOf(tag[0], i + tag[0].length);
+        i = end === -1 ? n : end + tag[0].length;
+      } else {
+        i++;
+      }
+    } else {
+      i++;
+    }
+  }
+  return out + text.slice(from);
+}
+
+/** One value as pg would send it as a parameter, written as a quoted literal (NULL for null). */
+function literalOf(value: unknown): string {
+  const prepared = prepareValue(value);
+  if (prepared === null) return 'NULL';
+  // bytea, in its hex input form.
+  const text = Buffer.isBuffer(prepared) ? `\\x${prepared.toString('hex')}` : String(prepared);
+  return quote(text);
+}
+
+/**
+ * pg's `escapeLiteral`, with native replaces instead of its loop over every character (the
+ * worker's result batches are tens of KB of JSON, hundreds of times a second): quotes doubled,
+ * and backslashes doubled in the E'' form, which means the same whatever
+ * standard_conforming_strings says.
+ */
+function quote(text: string): string {
+  const quoted = `'${text.replaceAll("'", "''")}'`;
+  return text.includes('\\') ? `E${quoted.replaceAll('\\', '\\\\')}` : quoted;
+}
