@@ -39,6 +39,8 @@ type Row = Record<string, string | null>;
  * The rows are made from the catalog rather than through the API: the code of this version
  * names the new keys (ON CONFLICT targets), so it cannot write into the old schema.
  */
+// Each test migrates a new database from nothing (34 migrations, twice on PGlite): a limit for a
+// loaded machine, not a timing.
 describe('migration 0035 on a database with rows', () => {
   const opened: Array<() => Promise<void>> = [];
   afterAll(async () => {
@@ -82,7 +84,32 @@ describe('migration 0035 on a database with rows', () => {
     // Two organizations' rows in every tenant table, two rows in every other one.
     expect(Object.entries(before).filter(([t, s]) => s.n < (t === 'auth_generation' ? 1 : 2))).toEqual([]);
 
-    const report = await migrate(owner);
+    // Readers beside the migration (another process's requests): they wait for its locks and
+    // then read the same rows; none fails.
+    let migrating = true;
+    const reads: string[] = [];
+    const reader = (async () => {
+      while (migrating) {
+        const got = await run<{ n: number }>(
+          admin,
+          sql`SELECT (SELECT count(*) FROM customers c JOIN properties p ON p.organization_id = c.organization_id
+                        AND p.customer_id = c.id)::int
+                   + (SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.organization_id = d.organization_id
+                        AND e.id = d.endpoint_id)::int AS n`,
+        ).then(
+          (rows) => String(rows[0]?.n),
+          (e: unknown) => `error: ${String(e)}`,
+        );
+        reads.push(got);
+      }
+    })();
+    const report = await migrate(owner).finally(() => {
+      migrating = false;
+    });
+    await reader;
+    expect(reads.length).toBeGreaterThan(0);
+    expect(new Set(reads)).toEqual(new Set([reads[0]]));
+    expect(reads[0]).not.toMatch(/error/);
     expect(report.applied).toEqual(['0035_tenant_keys']);
     expect(await snapshot(admin)).toEqual(before);
     expect(await distributionFindings(admin)).toEqual([]);
@@ -97,7 +124,7 @@ describe('migration 0035 on a database with rows', () => {
     expect(unforced.map((r) => r.t)).toEqual(['customer_search']);
 
     expect(await migrate(owner)).toEqual({ applied: [], statements: [] });
-  });
+  }, 300_000);
 
   it("refuses a database where a row points at another organization's row, and changes nothing", async () => {
     const { owner, admin } = await olderDatabase();
@@ -120,7 +147,7 @@ describe('migration 0035 on a database with rows', () => {
       sql`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'customers_pkey'`,
     );
     expect(pk.map((r) => r.def)).toEqual(['PRIMARY KEY (id)']);
-  });
+  }, 300_000);
 });
 
 const run = async <T>(database: Database, query: SQL) => rowsOf<T>(await database.db.execute(query));
