@@ -111,7 +111,13 @@ export const JobActivityEntry = Type.Object(
       description:
         'created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced',
     }),
-    message: Type.String({ description: 'Human-readable description of the change' }),
+    description: Type.String({
+      description: 'Human-readable description of the change (the name contract activity uses too)',
+    }),
+    message: Type.String({
+      description: 'Deprecated: the same text as `description`, kept for existing integrations; read `description`',
+      deprecated: true,
+    }),
     actorId: Nullable(Type.String({ description: 'User or API key id that made the change' })),
     createdAt: DateTime(),
   },
@@ -137,6 +143,7 @@ export const JobDetail = Type.Object(
           {
             id: 'jac_01JDYY90B2N7Y4SWC9RM3V8D5R',
             type: 'created',
+            description: 'Job created for 2026-05-04',
             message: 'Job created for 2026-05-04',
             actorId: 'usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I',
             createdAt: '2026-04-28T12:30:00.000Z',

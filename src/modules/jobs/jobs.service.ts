@@ -196,6 +196,7 @@ async function jobDetail(ctx: Ctx, job: JobRow) {
     activity: activity.map((a) => ({
       id: a.id,
       type: a.type,
+      description: a.message,
       message: a.message,
       actorId: a.actorId,
       createdAt: a.createdAt,

@@ -34,3 +34,14 @@ export async function findProperty(ctx: Ctx, id: string) {
     .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, id)));
   return row;
 }
+
+/** The lines of the property a document is for (where the work is done): its name, street, city line. */
+export async function serviceAddressOf(ctx: Ctx, propertyId: string | null): Promise<string[] | undefined> {
+  if (propertyId === null) return undefined;
+  const p = await findProperty(ctx, propertyId);
+  if (!p) return undefined;
+  const lines = [p.street, [p.city, [p.state, p.zip].filter(Boolean).join(' ')].filter(Boolean).join(', ')].filter(
+    (x): x is string => Boolean(x),
+  );
+  return p.name && lines.length > 0 ? [p.name, ...lines] : lines;
+}
