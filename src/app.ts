@@ -243,6 +243,7 @@ export async function buildApp(
         roles: config.roles,
         feature: config.feature,
         errors: config.errors ?? [],
+        inputs: schema,
       });
     }
     if (schema?.response && !schema.hide) {

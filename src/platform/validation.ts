@@ -20,6 +20,9 @@ function makeAjv(opts: Options): Ajv {
     // `oneOf` + `discriminator` (OpenAPI): a tagged union is checked against the branch its tag
     // names, so errors name that branch's fields instead of every branch's.
     discriminator: true,
+    // Each error carries its schema and value, so its message can give the expected form and an
+    // example (platform/validation-messages.ts). Costs nothing until a request is invalid.
+    verbose: true,
     ...opts,
   });
   // ajv-formats' default export is typed for CommonJS; it is the plugin function.
