@@ -38,6 +38,14 @@ const PATTERNS: Record<string, string> = {
     'must be a date as YYYY-MM-DD (e.g. 2026-05-01), or an ISO 8601 date-time with an offset (e.g. 2026-05-01T09:00:00Z)',
 };
 
+/** The message of an `EnumList` filter (platform/enum.ts), read back from its pattern `^(a|b)(,(a|b))*$`. */
+function listPatternMessage(pattern: string): string | undefined {
+  const m = /^\^\(([a-z_|]+)\)\(,\(\1\)\)\*\$$/.exec(pattern);
+  if (!m) return undefined;
+  const values = (m[1] as string).split('|');
+  return `must be one or more of: ${values.join(', ')}, comma-separated, e.g. ${values.slice(0, 2).join(',')}`;
+}
+
 const FORMATS: Record<string, string> = {
   date: 'must be a date as YYYY-MM-DD, e.g. 2026-05-01',
   'date-time': 'must be an ISO 8601 date-time with an offset, e.g. 2026-05-01T09:00:00Z',
@@ -130,7 +138,11 @@ export function describeIssue(issue: AjvIssue): string {
     case 'format':
       return FORMATS[String(p.format)] ?? `must be a valid ${String(p.format)}${eg}`;
     case 'pattern':
-      return PATTERNS[String(p.pattern)] ?? `is not in the expected form${eg || ' (see the field’s description)'}`;
+      return (
+        PATTERNS[String(p.pattern)] ??
+        listPatternMessage(String(p.pattern)) ??
+        `is not in the expected form${eg || ' (see the field’s description)'}`
+      );
     case 'minLength':
       return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${plural(Number(p.limit), 'character')}`;
     case 'maxLength': {

@@ -1478,7 +1478,7 @@ export interface paths {
         put?: never;
         /**
          * End a schedule on endDate (default today); later not-started visits are canceled
-         * @description active or paused → ended (final).
+         * @description active or paused → ended (final). Allowed at any time: a schedule whose first visit is still ahead (endDate before startDate or before its first occurrence) ends with no visit.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -9125,8 +9125,21 @@ export interface operations {
     listInvoices: {
         parameters: {
             query?: {
-                /** @description draft | sent | partially_paid | paid | overdue | void | written_off */
-                status?: "draft" | "sent" | "partially_paid" | "paid" | "overdue" | "void" | "written_off";
+                /**
+                 * @description Invoices in these states ("unpaid": sent,partially_paid,overdue): one or more of draft, sent, partially_paid, paid, overdue, void, written_off, comma-separated (e.g. draft,sent)
+                 * @example draft,sent
+                 */
+                status?: string;
+                /**
+                 * @description Invoices due before this date (dueDate < dueBefore), YYYY-MM-DD
+                 * @example 2026-05-01
+                 */
+                dueBefore?: string;
+                /**
+                 * @description Invoices due after this date (dueDate > dueAfter), YYYY-MM-DD
+                 * @example 2026-05-01
+                 */
+                dueAfter?: string;
                 customerId?: string;
                 /** @description First invoiceDate included. YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used */
                 startDate?: string;
@@ -12442,8 +12455,11 @@ export interface operations {
     listEstimates: {
         parameters: {
             query?: {
-                /** @description draft | sent | viewed | approved | declined | expired | converted */
-                status?: "draft" | "sent" | "viewed" | "approved" | "declined" | "expired" | "converted";
+                /**
+                 * @description Estimates in these states: one or more of draft, sent, viewed, approved, declined, expired, converted, comma-separated (e.g. draft,sent)
+                 * @example draft,sent
+                 */
+                status?: string;
                 customerId?: string;
                 /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
@@ -14332,6 +14348,7 @@ export interface operations {
                              *         {
                              *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                              *           "type": "created",
+                             *           "description": "Job created for 2026-05-04",
                              *           "message": "Job created for 2026-05-04",
                              *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                              *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -14406,7 +14423,12 @@ export interface operations {
                                     id: string;
                                     /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                     type: string;
-                                    /** @description Human-readable description of the change */
+                                    /** @description Human-readable description of the change (the name contract activity uses too) */
+                                    description: string;
+                                    /**
+                                     * @deprecated
+                                     * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                     */
                                     message: string;
                                     actorId: string | null;
                                     /**
@@ -16028,7 +16050,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -16068,11 +16095,18 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
-                /** @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled */
-                status?: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                /**
+                 * @description Jobs in these states: one or more of draft, scheduled, in_progress, on_hold, completed, canceled, comma-separated (e.g. draft,scheduled)
+                 * @example draft,scheduled
+                 */
+                status?: string;
                 customerId?: string;
                 /** @description A team member user id */
                 assignedTo?: string;
+                /** @description The crew given the jobs (crw_…) */
+                crewId?: string;
+                /** @description The visits of one recurring schedule (jsc_…) */
+                scheduleId?: string;
                 /** @description First scheduled date. A date (YYYY-MM-DD) or an ISO 8601 date-time. scheduledDate is a calendar date, so a date-time bound is first converted to the calendar date it falls on in the organization’s timezone; both bounds are inclusive. */
                 startDate?: string;
                 /** @description Alias of startDate (startDate wins) */
@@ -16331,6 +16365,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -16405,7 +16440,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -16436,10 +16476,18 @@ export interface operations {
                 startDate: string;
                 /** @description Required, inclusive, not before startDate; the range spans at most 92 days */
                 endDate: string;
-                /** @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled */
-                status?: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                /**
+                 * @description Jobs in these states: one or more of draft, scheduled, in_progress, on_hold, completed, canceled, comma-separated (e.g. draft,scheduled)
+                 * @example draft,scheduled
+                 */
+                status?: string;
                 customerId?: string;
+                /** @description A team member user id */
                 assignedTo?: string;
+                /** @description The crew given the jobs (crw_…) */
+                crewId?: string;
+                /** @description The visits of one recurring schedule (jsc_…) */
+                scheduleId?: string;
             };
             header?: never;
             path?: never;
@@ -16769,6 +16817,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -16843,7 +16892,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -16985,6 +17039,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17059,7 +17114,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -17236,6 +17296,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17310,7 +17371,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -17423,6 +17489,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17497,7 +17564,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -17612,6 +17684,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17686,7 +17759,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**

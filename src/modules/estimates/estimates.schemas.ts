@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
-import { StringEnum } from '../../platform/enum.js';
+import { EnumList, StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
@@ -146,11 +146,14 @@ export const UpdateEstimateBody = updateDocumentBody(
   'Partial. A draft accepts every field; sent/viewed only expirationDate and notes; other states nothing (409 INVALID_STATE).',
 );
 
-export const EstimateListQuery = Type.Object({
-  status: Type.Optional(EstimateStatusSchema),
-  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  ...PageQuery,
-});
+export const EstimateListQuery = Type.Object(
+  {
+    status: Type.Optional(EnumList(ESTIMATE_STATUSES, 'Estimates in these states')),
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
 
 export const EstimateListResponse = Envelope(Type.Array(Estimate));
 export const EstimateResponse = Envelope(Estimate);

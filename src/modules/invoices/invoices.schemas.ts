@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../platform/enum.js';
+import { EnumList, StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
@@ -178,17 +178,24 @@ export const PaymentBody = Type.Object(
 
 const Bound = (description: string) => Type.String({ minLength: 1, maxLength: 40, description });
 
-export const InvoiceListQuery = Type.Object({
-  status: Type.Optional(InvoiceStatusSchema),
-  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  startDate: Type.Optional(
-    Bound('First invoiceDate included. YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used'),
-  ),
-  dateFrom: Type.Optional(Bound('Alias of startDate (startDate wins)')),
-  endDate: Type.Optional(Bound('Last invoiceDate included (inclusive); same forms as startDate')),
-  dateTo: Type.Optional(Bound('Alias of endDate (endDate wins)')),
-  ...PageQuery,
-});
+export const InvoiceListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      EnumList(INVOICE_STATUSES, 'Invoices in these states ("unpaid": sent,partially_paid,overdue)'),
+    ),
+    dueBefore: Type.Optional(DateOnly('Invoices due before this date (dueDate < dueBefore), YYYY-MM-DD')),
+    dueAfter: Type.Optional(DateOnly('Invoices due after this date (dueDate > dueAfter), YYYY-MM-DD')),
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    startDate: Type.Optional(
+      Bound('First invoiceDate included. YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used'),
+    ),
+    dateFrom: Type.Optional(Bound('Alias of startDate (startDate wins)')),
+    endDate: Type.Optional(Bound('Last invoiceDate included (inclusive); same forms as startDate')),
+    dateTo: Type.Optional(Bound('Alias of endDate (endDate wins)')),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
 
 export const InvoiceListResponse = Envelope(Type.Array(Invoice));
 export const InvoiceResponse = Envelope(InvoiceDetail);

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
+import { EnumList } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '../../platform/schemas.js';
 import { JobLineItem, JobLineItemsInput } from './jobs.lines.js';
 import { JOB_STATUSES } from './jobs.states.js';
@@ -233,11 +234,20 @@ export const ChecklistParams = Type.Object({
 const RangeDoc =
   'A date (YYYY-MM-DD) or an ISO 8601 date-time. scheduledDate is a calendar date, so a date-time bound is first converted to the calendar date it falls on in the organization’s timezone; both bounds are inclusive.';
 
+/** Filters the list and the calendar share: who does the work, from which schedule, in which states. */
+const JobFilterFields = {
+  status: Type.Optional(EnumList(JOB_STATUSES, 'Jobs in these states')),
+  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  assignedTo: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A team member user id' })),
+  crewId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The crew given the jobs (crw_…)' })),
+  scheduleId: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'The visits of one recurring schedule (jsc_…)' }),
+  ),
+};
+
 export const JobListQuery = Type.Object(
   {
-    status: Type.Optional(JobStatusSchema),
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    assignedTo: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A team member user id' })),
+    ...JobFilterFields,
     startDate: Type.Optional(Type.String({ maxLength: 40, description: `First scheduled date. ${RangeDoc}` })),
     from: Type.Optional(Type.String({ maxLength: 40, description: 'Alias of startDate (startDate wins)' })),
     endDate: Type.Optional(Type.String({ maxLength: 40, description: `Last scheduled date, inclusive. ${RangeDoc}` })),
@@ -254,9 +264,7 @@ export const CalendarQuery = Type.Object(
       maxLength: 40,
       description: 'Required, inclusive, not before startDate; the range spans at most 92 days',
     }),
-    status: Type.Optional(JobStatusSchema),
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    assignedTo: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    ...JobFilterFields,
   },
   { additionalProperties: false },
 );
