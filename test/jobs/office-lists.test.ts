@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, today as todayIn } from '../../src/platform/dates.js';
-import { createCustomer } from '../factories.js';
+import { createCustomer, createProperty } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
 /*
@@ -112,5 +112,42 @@ describe('lists that answer the office’s questions', () => {
     expect(bad.json().error.details).toEqual([
       { field: 'dueBefore', message: 'must be a date as YYYY-MM-DD, e.g. 2026-05-01' },
     ]);
+  });
+
+  it('expands customer and property on jobs, invoices and estimates (expand=a,b or Stripe’s expand[])', async () => {
+    const propertyId = (await createProperty(h, owner, customerId, { street: '12 Oak Ave', name: 'Front lot' })).id;
+    const jobId = await job({ propertyId, crewId: crewA });
+    const invoice = await owner.call('POST', '/api/invoices', {
+      customerId,
+      propertyId,
+      lineItems: [{ description: 'Mowing', quantity: 1, unitPrice: 40 }],
+    });
+    const estimate = await owner.call('POST', '/api/estimates', {
+      customerId,
+      lineItems: [{ description: 'Patio', quantity: 1, unitPrice: 400 }],
+    });
+    const property = { id: propertyId, name: 'Front lot', address: '12 Oak Ave, Springfield, IL 62704', lat: null, lng: null };
+    const list = await owner.call('GET', `/api/jobs?crewId=${crewA}&expand=customer,property`);
+    expect(list.statusCode, list.body).toBe(200);
+    const found = list.json().data.find((j: { id: string }) => j.id === jobId);
+    expect(found.customer).toMatchObject({ id: customerId, name: expect.any(String) });
+    expect(found.property).toEqual(property);
+    const stripeStyle = await owner.call('GET', `/api/invoices/${invoice.json().data.id}?expand[]=customer&expand[]=property`);
+    expect(stripeStyle.statusCode, stripeStyle.body).toBe(200);
+    expect(stripeStyle.json().data.property).toEqual(property);
+    expect(stripeStyle.json().data.customer.id).toBe(customerId);
+    const est = await owner.call('GET', `/api/estimates?expand=property`);
+    const e = est.json().data.find((x: { id: string }) => x.id === estimate.json().data.id);
+    expect(e.property).toBeNull();
+    expect(e.customer).toBeUndefined();
+    // Without expand, nothing more than before.
+    const plain = await owner.call('GET', `/api/jobs/${jobId}`);
+    expect(plain.json().data.customer).toBeUndefined();
+    const bad = await owner.call('GET', '/api/jobs?expand=crew');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.details[0]).toEqual({
+      field: 'expand',
+      message: 'must be one or more of: customer, property, comma-separated, e.g. customer,property',
+    });
   });
 });

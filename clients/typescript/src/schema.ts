@@ -4762,6 +4762,25 @@ export interface components {
              * @description ISO 8601 date-time, UTC
              */
             updatedAt: string;
+            /** @description Only with expand=customer */
+            customer?: {
+                id: string;
+                /** @description firstName + lastName */
+                name: string;
+                company: string | null;
+                email: string | null;
+                phone: string | null;
+                /** @description Billing address on one line ("" when none) */
+                address: string;
+            };
+            property?: {
+                id: string;
+                name: string | null;
+                /** @description Street, city, state and zip on one line */
+                address: string;
+                lat: number | null;
+                lng: number | null;
+            } | null;
         };
         /**
          * InvoiceDetail
@@ -4891,6 +4910,25 @@ export interface components {
              * @description ISO 8601 date-time, UTC
              */
             updatedAt: string;
+            /** @description Only with expand=customer */
+            customer?: {
+                id: string;
+                /** @description firstName + lastName */
+                name: string;
+                company: string | null;
+                email: string | null;
+                phone: string | null;
+                /** @description Billing address on one line ("" when none) */
+                address: string;
+            };
+            property?: {
+                id: string;
+                name: string | null;
+                /** @description Street, city, state and zip on one line */
+                address: string;
+                lat: number | null;
+                lng: number | null;
+            } | null;
             /** @description Oldest first */
             payments: {
                 /** @description pay_… */
@@ -5033,6 +5071,25 @@ export interface components {
              * @description ISO 8601 date-time, UTC
              */
             updatedAt: string;
+            /** @description Only with expand=customer */
+            customer?: {
+                id: string;
+                /** @description firstName + lastName */
+                name: string;
+                company: string | null;
+                email: string | null;
+                phone: string | null;
+                /** @description Billing address on one line ("" when none) */
+                address: string;
+            };
+            property?: {
+                id: string;
+                name: string | null;
+                /** @description Street, city, state and zip on one line */
+                address: string;
+                lat: number | null;
+                lng: number | null;
+            } | null;
         };
         /**
          * Contract
@@ -9149,6 +9206,13 @@ export interface operations {
                 endDate?: string;
                 /** @description Alias of endDate (endDate wins) */
                 dateTo?: string;
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
                 /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
@@ -9244,6 +9308,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -9459,6 +9542,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -9498,7 +9600,15 @@ export interface operations {
     };
     getInvoice: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
+            };
             header?: never;
             path: {
                 id: string;
@@ -9644,6 +9754,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -9860,6 +9989,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10111,6 +10259,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10358,6 +10525,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10492,6 +10678,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             payments: {
                                 /** @description pay_… */
                                 id: string;
@@ -10688,6 +10893,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10881,6 +11105,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -11029,6 +11272,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -11187,6 +11449,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -11712,6 +11993,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -12461,6 +12761,13 @@ export interface operations {
                  */
                 status?: string;
                 customerId?: string;
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
                 /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
@@ -12554,6 +12861,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -12759,6 +13085,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -12776,7 +13121,15 @@ export interface operations {
     };
     getEstimate: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
+            };
             header?: never;
             path: {
                 id: string;
@@ -12913,6 +13266,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13098,6 +13470,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13318,6 +13709,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13458,6 +13868,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description The customer’s link (also emailed) */
                             portalUrl: string;
                             /** @description Addresses mailed; empty when the customer has no email */
@@ -13624,6 +14053,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13786,6 +14234,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13949,6 +14416,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             };
                             /**
                              * @example {
@@ -14077,6 +14563,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -14286,6 +14791,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             };
                             /**
                              * @example {
@@ -14410,6 +14934,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description In the order given at creation */
                                 checklist: {
                                     /** @description jci_… */
@@ -16037,6 +16580,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -16107,6 +16669,13 @@ export interface operations {
                 crewId?: string;
                 /** @description The visits of one recurring schedule (jsc_…) */
                 scheduleId?: string;
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
                 /** @description First scheduled date. A date (YYYY-MM-DD) or an ISO 8601 date-time. scheduledDate is a calendar date, so a date-time bound is first converted to the calendar date it falls on in the organization’s timezone; both bounds are inclusive. */
                 startDate?: string;
                 /** @description Alias of startDate (startDate wins) */
@@ -16196,6 +16765,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -16427,6 +17015,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -16570,6 +17177,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             }[];
                         }[];
                     };
@@ -16737,7 +17363,15 @@ export interface operations {
     };
     getJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
+            };
             header?: never;
             path: {
                 id: string;
@@ -16879,6 +17513,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17101,6 +17754,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17358,6 +18030,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17551,6 +18242,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17746,6 +18456,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -26071,6 +26800,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */

@@ -7,6 +7,7 @@ import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
 import { JobDetail, StartTime } from '../jobs/jobs.schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
+import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
 import { ESTIMATE_STATUSES } from './estimates.transitions.js';
 
 export const EstimateStatusSchema = StringEnum(ESTIMATE_STATUSES);
@@ -34,6 +35,7 @@ const estimateFields = {
   lastEmail: LastEmail,
   createdAt: DateTime(),
   updatedAt: DateTime(),
+  ...ExpandedFields,
 };
 
 export const Estimate = Type.Object(estimateFields, {
@@ -150,10 +152,12 @@ export const EstimateListQuery = Type.Object(
   {
     status: Type.Optional(EnumList(ESTIMATE_STATUSES, 'Estimates in these states')),
     customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    ...ExpandQuery,
     ...PageQuery,
   },
   { additionalProperties: false },
 );
+export const EstimateExpandQuery = Type.Object(ExpandQuery, { additionalProperties: false });
 
 export const EstimateListResponse = Envelope(Type.Array(Estimate));
 export const EstimateResponse = Envelope(Estimate);

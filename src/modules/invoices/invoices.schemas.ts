@@ -4,6 +4,7 @@ import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } f
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { LastEmail } from '../mail/mail.schemas.js';
+import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
 import { INVOICE_STATUSES } from './invoices.transitions.js';
 
 export const InvoiceStatusSchema = StringEnum(INVOICE_STATUSES);
@@ -43,6 +44,7 @@ const invoiceFields = {
   lastEmail: LastEmail,
   createdAt: DateTime(),
   updatedAt: DateTime(),
+  ...ExpandedFields,
 };
 
 export const Invoice = Type.Object(invoiceFields, {
@@ -192,6 +194,7 @@ export const InvoiceListQuery = Type.Object(
     dateFrom: Type.Optional(Bound('Alias of startDate (startDate wins)')),
     endDate: Type.Optional(Bound('Last invoiceDate included (inclusive); same forms as startDate')),
     dateTo: Type.Optional(Bound('Alias of endDate (endDate wins)')),
+    ...ExpandQuery,
     ...PageQuery,
   },
   { additionalProperties: false },
@@ -199,6 +202,7 @@ export const InvoiceListQuery = Type.Object(
 
 export const InvoiceListResponse = Envelope(Type.Array(Invoice));
 export const InvoiceResponse = Envelope(InvoiceDetail);
+export const InvoiceExpandQuery = Type.Object(ExpandQuery, { additionalProperties: false });
 export const SentInvoiceResponse = Envelope(SentInvoice);
 
 const JobId = Type.String({ minLength: 1, maxLength: 64, description: 'job_…' });

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { EnumList } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '../../platform/schemas.js';
+import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
 import { JobLineItem, JobLineItemsInput } from './jobs.lines.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
@@ -54,6 +55,7 @@ export const Job = Type.Object(
     routeOrder: Nullable(Type.Integer({ description: 'Position in the crew’s day (POST /api/jobs/route/apply)' })),
     createdAt: DateTime(),
     updatedAt: DateTime(),
+    ...ExpandedFields,
   },
   {
     additionalProperties: false,
@@ -248,6 +250,7 @@ const JobFilterFields = {
 export const JobListQuery = Type.Object(
   {
     ...JobFilterFields,
+    ...ExpandQuery,
     startDate: Type.Optional(Type.String({ maxLength: 40, description: `First scheduled date. ${RangeDoc}` })),
     from: Type.Optional(Type.String({ maxLength: 40, description: 'Alias of startDate (startDate wins)' })),
     endDate: Type.Optional(Type.String({ maxLength: 40, description: `Last scheduled date, inclusive. ${RangeDoc}` })),
@@ -278,6 +281,7 @@ export const CalendarDay = Type.Object(
 );
 
 export const JobDetailResponse = Envelope(JobDetail);
+export const ExpandOnlyQuery = Type.Object(ExpandQuery, { additionalProperties: false });
 export const JobListResponse = Envelope(Type.Array(Job));
 export const CalendarResponse = Envelope(
   Type.Array(CalendarDay, { description: 'One entry per date that has jobs, ascending' }),

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { properties } from '../../db/schema/index.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
@@ -44,4 +44,13 @@ export async function serviceAddressOf(ctx: Ctx, propertyId: string | null): Pro
     (x): x is string => Boolean(x),
   );
   return p.name && lines.length > 0 ? [p.name, ...lines] : lines;
+}
+
+/** The properties of this organization with these ids (for `expand=property` on lists). */
+export async function propertiesByIds(ctx: Ctx, ids: string[]) {
+  if (ids.length === 0) return [];
+  return ctx.tx
+    .select()
+    .from(properties)
+    .where(and(eq(properties.organizationId, ctx.organizationId), inArray(properties.id, ids)));
 }
