@@ -126,13 +126,22 @@ describe('lists that answer the office’s questions', () => {
       customerId,
       lineItems: [{ description: 'Patio', quantity: 1, unitPrice: 400 }],
     });
-    const property = { id: propertyId, name: 'Front lot', address: '12 Oak Ave, Springfield, IL 62704', lat: null, lng: null };
+    const property = {
+      id: propertyId,
+      name: 'Front lot',
+      address: '12 Oak Ave, Springfield, IL 62704',
+      lat: null,
+      lng: null,
+    };
     const list = await owner.call('GET', `/api/jobs?crewId=${crewA}&expand=customer,property`);
     expect(list.statusCode, list.body).toBe(200);
     const found = list.json().data.find((j: { id: string }) => j.id === jobId);
     expect(found.customer).toMatchObject({ id: customerId, name: expect.any(String) });
     expect(found.property).toEqual(property);
-    const stripeStyle = await owner.call('GET', `/api/invoices/${invoice.json().data.id}?expand[]=customer&expand[]=property`);
+    const stripeStyle = await owner.call(
+      'GET',
+      `/api/invoices/${invoice.json().data.id}?expand[]=customer&expand[]=property`,
+    );
     expect(stripeStyle.statusCode, stripeStyle.body).toBe(200);
     expect(stripeStyle.json().data.property).toEqual(property);
     expect(stripeStyle.json().data.customer.id).toBe(customerId);
