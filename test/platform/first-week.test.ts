@@ -1,6 +1,8 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mailJobs } from '../../src/db/schema/index.js';
 import { createCustomer } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 import { run } from './processes.js';
@@ -95,6 +97,14 @@ describe('first week: the defects of issue 48', () => {
     const [entry] = (await owner.call('GET', `/api/jobs/${job.json().data.id}`)).json().data.activity;
     expect(entry.description).toMatch(/\S/);
     expect(entry.message).toBe(entry.description);
+  });
+
+  it('names the business in the invitation mail', async () => {
+    const res = await owner.call('POST', '/api/invitations', { email: 'new.hire@example.com', role: 'admin' });
+    expect(res.statusCode, res.body).toBe(201);
+    const [mail] = await h.admin.db.select().from(mailJobs).where(eq(mailJobs.documentId, res.json().data.id));
+    expect(mail?.subject).toBe('You have been invited to join Acme Lawn on the field-service CRM');
+    expect(mail?.body).toMatch(/^Acme Lawn invited you to join its team as an admin\./);
   });
 
   it('answers `npm run admin -- --help` with the usage and exit status 0', async () => {
