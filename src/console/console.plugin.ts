@@ -163,7 +163,7 @@ const LANDING = `<!doctype html>
 <main class="landing">
 <h1>Field-Service CRM</h1>
 <ul>
-<li><a href="/app/">Console</a>: sign in, the week's calendar, schedules, webhooks, API keys, exports</li>
+<li><a href="/app/">Console</a>: sign in, dashboard, schedules, webhooks, API keys, exports</li>
 <li><a href="/docs">API reference</a> (<a href="/openapi.json">OpenAPI document</a>)</li>
 </ul>
 </main>
