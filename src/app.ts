@@ -250,8 +250,16 @@ export async function buildApp(
       schema.response = { ...schema.response, '4xx': { $ref: 'ErrorBody#' }, '5xx': { $ref: 'ErrorBody#' } };
     }
     // A documented read with no query parameters takes none: `?stauts=overdue` is a 400 there too
-    // (query schemas themselves refuse unknown parameters: platform/validation.ts).
-    if (schema && !schema.hide && !schema.querystring && methods.includes('GET') && route.url.startsWith('/api/')) {
+    // (query schemas themselves refuse unknown parameters: platform/validation.ts). Not the
+    // customer's mailed links (/api/portal/…), which mail tools may tag with ?utm_… parameters.
+    if (
+      schema &&
+      !schema.hide &&
+      !schema.querystring &&
+      methods.includes('GET') &&
+      route.url.startsWith('/api/') &&
+      !route.url.startsWith('/api/portal/')
+    ) {
       schema.querystring = NoQuery;
     }
   });
