@@ -9,8 +9,24 @@ import { asPlatform } from './platform/cross-tenant.js';
  * Operator commands: `npm run admin -- set-plan <organizationId> <plan>`, and
  * `npm run admin -- migrate` (apply pending migrations and isolation, then exit).
  */
+const USAGE = `usage: npm run admin -- <command>
+
+commands:
+  set-plan <organizationId> <${PLANS.join('|')}>   change an organization's plan
+  migrate                                       apply pending migrations and isolation, then exit
+  help                                          show this text`;
+
 async function main(argv: string[]) {
   const [command, ...args] = argv;
+  // Asking for help is not a mistake: the usage goes to stdout and the exit status is 0.
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    if (command === undefined) {
+      console.error(USAGE);
+      return 2;
+    }
+    console.log(USAGE);
+    return 0;
+  }
   if (command === 'migrate' && args.length === 0) {
     const config = loadConfig();
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -27,9 +43,7 @@ async function main(argv: string[]) {
     }
   }
   if (command !== 'set-plan' || args.length !== 2) {
-    console.error(
-      `usage: npm run admin -- set-plan <organizationId> <${PLANS.join('|')}>  |  npm run admin -- migrate`,
-    );
+    console.error(USAGE);
     return 2;
   }
   const [orgId, plan] = args as [string, string];

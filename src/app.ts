@@ -24,7 +24,7 @@ import { installInputGuard, jsonTooDeep, MAX_JSON_DEPTH } from './platform/input
 import { createMailer, type Mailer } from './platform/mail.js';
 import { finishDocument, type RegisteredRoute } from './platform/openapi.js';
 import { createLimiters, type Limiters } from './platform/rate-limit.js';
-import { ErrorBody } from './platform/schemas.js';
+import { ErrorBody, NoQuery } from './platform/schemas.js';
 import { validatorCompiler } from './platform/validation.js';
 
 /** What route modules receive: everything they may need, passed in rather than imported. */
@@ -243,10 +243,24 @@ export async function buildApp(
         roles: config.roles,
         feature: config.feature,
         errors: config.errors ?? [],
+        inputs: schema,
       });
     }
     if (schema?.response && !schema.hide) {
       schema.response = { ...schema.response, '4xx': { $ref: 'ErrorBody#' }, '5xx': { $ref: 'ErrorBody#' } };
+    }
+    // A documented read with no query parameters takes none: `?stauts=overdue` is a 400 there too
+    // (query schemas themselves refuse unknown parameters: platform/validation.ts). Not the
+    // customer's mailed links (/api/portal/…), which mail tools may tag with ?utm_… parameters.
+    if (
+      schema &&
+      !schema.hide &&
+      !schema.querystring &&
+      methods.includes('GET') &&
+      route.url.startsWith('/api/') &&
+      !route.url.startsWith('/api/portal/')
+    ) {
+      schema.querystring = NoQuery;
     }
   });
 

@@ -117,6 +117,20 @@ export default async function consolePlugin(app: FastifyInstance) {
       .header('referrer-policy', 'same-origin')
       .send(page.html);
 
+  // A browser opened on the service's origin finds its way: `/` points to the console and the
+  // docs (it answered a JSON 404 before), and `/console`, the name people guess, goes to /app/.
+  app.get('/', options, async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .header('content-security-policy', LANDING_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .send(LANDING),
+  );
+  app.get('/console', options, async (request: FastifyRequest, reply: FastifyReply) =>
+    reply.redirect(`/app/${splitUrl(request.url)[1]}`, 302),
+  );
+
   // ignoreTrailingSlash makes /app and /app/ one route: tell them apart by the raw URL.
   app.get('/app', options, async (request: FastifyRequest, reply: FastifyReply) => {
     const [path, query] = splitUrl(request.url);
@@ -136,6 +150,27 @@ export default async function consolePlugin(app: FastifyInstance) {
     return sendPage(reply);
   });
 }
+
+const LANDING = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Field-Service CRM</title>
+<link rel="stylesheet" href="/app/assets/console.css">
+</head>
+<body>
+<main class="landing">
+<h1>Field-Service CRM</h1>
+<ul>
+<li><a href="/app/">Console</a>: sign in, dashboard, schedules, webhooks, API keys, exports</li>
+<li><a href="/docs">API reference</a> (<a href="/openapi.json">OpenAPI document</a>)</li>
+</ul>
+</main>
+</body>
+</html>
+`;
+const LANDING_CSP = "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 function splitUrl(url: string): [string, string] {
   const i = url.indexOf('?');

@@ -4,95 +4,9 @@ import { isDatabaseUnavailable } from '../db/pg-errors.js';
 import { drainBody } from './body-drain.js';
 import { AppError, databaseUnavailable, type ErrorCode, type FieldIssue } from './errors.js';
 import { allowedMethods } from './method-not-allowed.js';
+import { type AjvIssue, validationDetails } from './validation-messages.js';
 
-interface AjvIssue {
-  instancePath: string;
-  schemaPath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-interface Located {
-  issue: AjvIssue;
-  field: string;
-  message: string;
-}
-
-function locate(issue: AjvIssue, context: string | undefined): Located {
-  let field = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  let message = issue.message ?? 'is invalid';
-  if (issue.keyword === 'required') {
-    const missing = String(issue.params.missingProperty);
-    field = field ? `${field}.${missing}` : missing;
-    message = 'is required';
-  } else if (issue.keyword === 'additionalProperties') {
-    const extra = String(issue.params.additionalProperty);
-    field = field ? `${field}.${extra}` : extra;
-    message = 'is not an accepted field';
-  } else if (issue.keyword === 'enum') {
-    const allowed = (issue.params.allowedValues as unknown[]) ?? [];
-    message = `must be one of: ${allowed.join(', ')}`;
-  } else if (issue.keyword === 'format') {
-    message = `must be a valid ${String(issue.params.format)}`;
-  } else if (issue.keyword === 'type') {
-    message = `must be ${article(String(issue.params.type))}`;
-  }
-  if (!field) field = context === 'body' ? '(body)' : `(${context ?? 'request'})`;
-  return { issue, field, message };
-}
-
-/** "be a string or be null" reads as "be a string or null": one "be" for a run of be-phrases. */
-function joinBranches(phrases: string[]): string {
-  return phrases
-    .map((p, i) => (i > 0 && p.startsWith('be ') && phrases[i - 1]?.startsWith('be ') ? p.slice(3) : p))
-    .join(' or ');
-}
-
-const article = (type: string) =>
-  type === 'null' ? 'null' : `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type === 'integer' ? 'whole number' : type}`;
-
-/**
- * Turns Ajv's errors into exactly one `{field, message}` per offending field, in words a
- * client can act on. A union (`anyOf`, e.g. a nullable field) makes Ajv report every branch
- * ("must be string", "must be null", "must match a schema in anyOf"): when a branch failed
- * deeper inside the value, that deeper problem is the one reported; otherwise the branches
- * are summed up as one message ("must be a string or null").
- */
-export function validationDetails(issues: AjvIssue[], context: string | undefined): FieldIssue[] {
-  const located = issues.map((i) => locate(i, context));
-  const dropped = new Set<Located>();
-  const replaced = new Map<Located, string>();
-  for (const union of located) {
-    if (union.issue.keyword !== 'anyOf' && union.issue.keyword !== 'oneOf') continue;
-    const branches = located.filter((l) => l !== union && l.issue.schemaPath.startsWith(`${union.issue.schemaPath}/`));
-    const deeper = branches.filter((l) => l.field !== union.field);
-    for (const b of branches) if (b.field === union.field) dropped.add(b);
-    if (deeper.length > 0) {
-      dropped.add(union);
-      continue;
-    }
-    // Each branch as a verb phrase after "must": "be a string", "be null", "match pattern …".
-    const kinds = branches
-      .map((b) =>
-        b.issue.keyword === 'type'
-          ? `be ${article(String(b.issue.params.type))}`
-          : b.issue.keyword === 'const'
-            ? `be ${JSON.stringify(b.issue.params.allowedValue)}`
-            : b.message.replace(/^must /, ''),
-      )
-      .filter((k, i, all) => all.indexOf(k) === i);
-    replaced.set(union, kinds.length > 0 ? `must ${joinBranches(kinds)}` : 'has an invalid value');
-  }
-  const seen = new Set<string>();
-  const out: FieldIssue[] = [];
-  for (const l of located) {
-    if (dropped.has(l) || seen.has(l.field)) continue;
-    seen.add(l.field);
-    out.push({ field: l.field, message: replaced.get(l) ?? l.message });
-  }
-  return out;
-}
+export { validationDetails };
 
 export function sendError(
   request: FastifyRequest,

@@ -20,6 +20,8 @@ export interface RegisteredRoute {
   feature: string | undefined;
   /** Extra error statuses a route can answer beyond what its shape implies (config.errors). */
   errors: readonly number[];
+  /** The route's request schemas (the validation-messages test walks their error paths). */
+  inputs?: { body?: unknown; querystring?: unknown; params?: unknown } | undefined;
   /** The URL as a regular expression, compiled on first use (405 detection). */
   pattern?: RegExp;
 }

@@ -46,6 +46,8 @@ export interface PdfDocumentData {
   facts: Array<[string, string]>;
   company: { name: string; email: string | null; phone: string | null; address: string | null };
   customer: { name: string; company: string | null; email: string | null; address: string[] };
+  /** Where the work is done (the document's property), when it names one: printed beside the customer. */
+  serviceAddress?: string[] | undefined;
   lines: Array<{ description: string; quantity: number; unitPrice: number; amount: number; taxable: boolean }>;
   subtotal: number;
   taxRate: number;
@@ -132,9 +134,23 @@ export function renderDocumentPdf(d: PdfDocumentData): Promise<Buffer> {
     .font('Helvetica-Bold')
     .fontSize(10)
     .text(d.title === 'Invoice' ? 'BILL TO' : 'PREPARED FOR', MARGIN, doc.y);
+  const billTop = doc.y;
   doc.font('Helvetica').fontSize(10).text(text(d.customer.name));
   for (const part of [d.customer.company, ...d.customer.address, d.customer.email]) {
     if (part) doc.text(text(part));
+  }
+  if (d.serviceAddress && d.serviceAddress.length > 0) {
+    const billEnd = doc.y;
+    doc
+      .font('Helvetica-Bold')
+      .fontSize(10)
+      .text('SERVICE ADDRESS', 330, billTop - doc.currentLineHeight(true), {
+        width: RIGHT - 330,
+      });
+    doc.font('Helvetica');
+    for (const part of d.serviceAddress) doc.text(text(part), { width: RIGHT - 330 });
+    doc.x = MARGIN;
+    doc.y = Math.max(billEnd, doc.y);
   }
   doc.moveDown(1.5);
 

@@ -81,6 +81,9 @@ export const PageQuery = {
   ),
 };
 
+/** The query of a read that takes no parameters: any parameter is refused (400). */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 /**

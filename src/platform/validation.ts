@@ -20,6 +20,9 @@ function makeAjv(opts: Options): Ajv {
     // `oneOf` + `discriminator` (OpenAPI): a tagged union is checked against the branch its tag
     // names, so errors name that branch's fields instead of every branch's.
     discriminator: true,
+    // Each error carries its schema and value, so its message can give the expected form and an
+    // example (platform/validation-messages.ts). Costs nothing until a request is invalid.
+    verbose: true,
     ...opts,
   });
   // ajv-formats' default export is typed for CommonJS; it is the plugin function.
@@ -63,11 +66,21 @@ function finiteTextNumbers(schema: unknown): unknown {
 // One copy per schema object, so a schema shared by routes compiles once (Ajv caches by identity).
 const finiteCopies = new WeakMap<object, object>();
 
+/**
+ * A query string names only the parameters its route documents: a misspelt filter
+ * (`stauts=overdue`) is a 400, never silently ignored (which would answer every record).
+ * Applied to the compiled copy, so a query schema that forgot to say so is strict too.
+ */
+function strictQuery(schema: object): object {
+  const s = schema as { type?: unknown; additionalProperties?: unknown };
+  return s.type === 'object' && s.additionalProperties === undefined ? { ...s, additionalProperties: false } : s;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   if (httpPart === 'body') return bodyAjv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
   let copy = finiteCopies.get(schema);
   if (!copy) {
-    copy = finiteTextNumbers(schema) as object;
+    copy = finiteTextNumbers(httpPart === 'querystring' ? strictQuery(schema) : schema) as object;
     finiteCopies.set(schema, copy);
   }
   return textAjv.compile(copy) as ReturnType<FastifySchemaCompiler<object>>;

@@ -55,7 +55,7 @@ beforeAll(async () => {
   other = await newTenant(h, { name: 'Other Org' });
   const c1 = (await owner.call('POST', '/api/customers', { firstName: 'Ann', lastName: 'Lee', notes: TRICKY })).json()
     .data;
-  await owner.call('POST', '/api/customers', { firstName: 'Bo', company: 'Bo, "The" Mower' });
+  await owner.call('POST', '/api/customers', { firstName: 'Bo', company: 'Bo, "The" Mower', tags: ['vip', 'hoa'] });
   const gone = (await owner.call('POST', '/api/customers', { firstName: 'Deleted' })).json().data;
   expect((await owner.call('DELETE', `/api/customers/${gone.id}`)).statusCode).toBe(204);
   const inv = await owner.call('POST', '/api/invoices', {
@@ -143,7 +143,7 @@ describe('POST /api/exports', () => {
     expect(manifest.files.find((f: { resource: string }) => f.resource === 'customers').rows).toBe(2);
   });
 
-  it('writes CSV: quoted commas, quotes and newlines, dotted columns, arrays as JSON', async () => {
+  it('writes CSV: quoted commas, quotes and newlines, dotted columns, lists of words joined by "; "', async () => {
     const res = await owner.call('POST', '/api/exports', {
       format: 'csv',
       resources: ['jobs', 'customers', 'time-entries'],
@@ -164,10 +164,13 @@ describe('POST /api/exports', () => {
     const bo = rows.find((r) => r[col('firstName')] === 'Bo') as string[];
     expect(bo[col('company')]).toBe('Bo, "The" Mower');
     expect(files.get('customers.csv')).toContain('"Bo, ""The"" Mower"');
+    // Issue 48: tags were written as JSON (`[]`, `["vip","hoa"]`); a spreadsheet reads words.
+    expect(bo[col('tags')]).toBe('vip; hoa');
+    expect(ann[col('tags')]).toBe('');
 
     const [jobHeader, jobRow] = parseCsv(files.get('jobs.csv') ?? '');
     const jh = jobHeader as string[];
-    expect(JSON.parse((jobRow as string[])[jh.indexOf('services')] as string)).toEqual(['Mowing', 'Edging, front']);
+    expect((jobRow as string[])[jh.indexOf('services')]).toBe('Mowing; Edging, front');
     expect((jobRow as string[])[jh.indexOf('notes')]).toBe(TRICKY);
 
     const [teHeader, teRow] = parseCsv(files.get('time-entries.csv') ?? '');

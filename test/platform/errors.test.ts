@@ -69,7 +69,9 @@ describe('Error answers', () => {
     expect(res.statusCode).toBe(400);
     const details = res.json().error.details as Array<{ field: string; message: string }>;
     const message = details.find((d) => d.field === 'startDate')?.message;
-    expect(message).toMatch(/^must match pattern ".+" or be null$/);
+    expect(message).toBe(
+      'must be a date as YYYY-MM-DD (e.g. 2026-05-01), or an ISO 8601 date-time with an offset (e.g. 2026-05-01T09:00:00Z), or null',
+    );
     expect(JSON.stringify(details)).not.toMatch(/must be must/);
   });
 

@@ -1478,7 +1478,7 @@ export interface paths {
         put?: never;
         /**
          * End a schedule on endDate (default today); later not-started visits are canceled
-         * @description active or paused → ended (final).
+         * @description active or paused → ended (final). Allowed at any time: a schedule whose first visit is still ahead (endDate before startDate or before its first occurrence) ends with no visit.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -4762,6 +4762,25 @@ export interface components {
              * @description ISO 8601 date-time, UTC
              */
             updatedAt: string;
+            /** @description Only with expand=customer */
+            customer?: {
+                id: string;
+                /** @description firstName + lastName */
+                name: string;
+                company: string | null;
+                email: string | null;
+                phone: string | null;
+                /** @description Billing address on one line ("" when none) */
+                address: string;
+            };
+            property?: {
+                id: string;
+                name: string | null;
+                /** @description Street, city, state and zip on one line */
+                address: string;
+                lat: number | null;
+                lng: number | null;
+            } | null;
         };
         /**
          * InvoiceDetail
@@ -4891,6 +4910,25 @@ export interface components {
              * @description ISO 8601 date-time, UTC
              */
             updatedAt: string;
+            /** @description Only with expand=customer */
+            customer?: {
+                id: string;
+                /** @description firstName + lastName */
+                name: string;
+                company: string | null;
+                email: string | null;
+                phone: string | null;
+                /** @description Billing address on one line ("" when none) */
+                address: string;
+            };
+            property?: {
+                id: string;
+                name: string | null;
+                /** @description Street, city, state and zip on one line */
+                address: string;
+                lat: number | null;
+                lng: number | null;
+            } | null;
             /** @description Oldest first */
             payments: {
                 /** @description pay_… */
@@ -5033,6 +5071,25 @@ export interface components {
              * @description ISO 8601 date-time, UTC
              */
             updatedAt: string;
+            /** @description Only with expand=customer */
+            customer?: {
+                id: string;
+                /** @description firstName + lastName */
+                name: string;
+                company: string | null;
+                email: string | null;
+                phone: string | null;
+                /** @description Billing address on one line ("" when none) */
+                address: string;
+            };
+            property?: {
+                id: string;
+                name: string | null;
+                /** @description Street, city, state and zip on one line */
+                address: string;
+                lat: number | null;
+                lng: number | null;
+            } | null;
         };
         /**
          * Contract
@@ -9125,8 +9182,21 @@ export interface operations {
     listInvoices: {
         parameters: {
             query?: {
-                /** @description draft | sent | partially_paid | paid | overdue | void | written_off */
-                status?: "draft" | "sent" | "partially_paid" | "paid" | "overdue" | "void" | "written_off";
+                /**
+                 * @description Invoices in these states ("unpaid": sent,partially_paid,overdue): one or more of draft, sent, partially_paid, paid, overdue, void, written_off, comma-separated (e.g. draft,sent)
+                 * @example draft,sent
+                 */
+                status?: string;
+                /**
+                 * @description Invoices due before this date (dueDate < dueBefore), YYYY-MM-DD
+                 * @example 2026-05-01
+                 */
+                dueBefore?: string;
+                /**
+                 * @description Invoices due after this date (dueDate > dueAfter), YYYY-MM-DD
+                 * @example 2026-05-01
+                 */
+                dueAfter?: string;
                 customerId?: string;
                 /** @description First invoiceDate included. YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used */
                 startDate?: string;
@@ -9136,6 +9206,13 @@ export interface operations {
                 endDate?: string;
                 /** @description Alias of endDate (endDate wins) */
                 dateTo?: string;
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
                 /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
@@ -9231,6 +9308,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -9446,6 +9542,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -9485,7 +9600,15 @@ export interface operations {
     };
     getInvoice: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
+            };
             header?: never;
             path: {
                 id: string;
@@ -9631,6 +9754,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -9847,6 +9989,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10098,6 +10259,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10345,6 +10525,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10479,6 +10678,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             payments: {
                                 /** @description pay_… */
                                 id: string;
@@ -10675,6 +10893,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -10868,6 +11105,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description Oldest first */
                             payments: {
                                 /** @description pay_… */
@@ -11016,6 +11272,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -11174,6 +11449,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -11699,6 +11993,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -12442,9 +12755,19 @@ export interface operations {
     listEstimates: {
         parameters: {
             query?: {
-                /** @description draft | sent | viewed | approved | declined | expired | converted */
-                status?: "draft" | "sent" | "viewed" | "approved" | "declined" | "expired" | "converted";
+                /**
+                 * @description Estimates in these states: one or more of draft, sent, viewed, approved, declined, expired, converted, comma-separated (e.g. draft,sent)
+                 * @example draft,sent
+                 */
+                status?: string;
                 customerId?: string;
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
                 /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
                 page?: number;
                 /** @description Page size, 1..100 */
@@ -12538,6 +12861,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -12743,6 +13085,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -12760,7 +13121,15 @@ export interface operations {
     };
     getEstimate: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
+            };
             header?: never;
             path: {
                 id: string;
@@ -12897,6 +13266,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13082,6 +13470,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13302,6 +13709,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13442,6 +13868,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description The customer’s link (also emailed) */
                             portalUrl: string;
                             /** @description Addresses mailed; empty when the customer has no email */
@@ -13608,6 +14053,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13770,6 +14234,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         };
                     };
                 };
@@ -13933,6 +14416,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             };
                             /**
                              * @example {
@@ -14061,6 +14563,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */
@@ -14270,6 +14791,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             };
                             /**
                              * @example {
@@ -14332,6 +14872,7 @@ export interface operations {
                              *         {
                              *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                              *           "type": "created",
+                             *           "description": "Job created for 2026-05-04",
                              *           "message": "Job created for 2026-05-04",
                              *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                              *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -14393,6 +14934,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description In the order given at creation */
                                 checklist: {
                                     /** @description jci_… */
@@ -14406,7 +14966,12 @@ export interface operations {
                                     id: string;
                                     /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                     type: string;
-                                    /** @description Human-readable description of the change */
+                                    /** @description Human-readable description of the change (the name contract activity uses too) */
+                                    description: string;
+                                    /**
+                                     * @deprecated
+                                     * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                     */
                                     message: string;
                                     actorId: string | null;
                                     /**
@@ -16015,6 +16580,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -16028,7 +16612,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -16068,11 +16657,25 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
-                /** @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled */
-                status?: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                /**
+                 * @description Jobs in these states: one or more of draft, scheduled, in_progress, on_hold, completed, canceled, comma-separated (e.g. draft,scheduled)
+                 * @example draft,scheduled
+                 */
+                status?: string;
                 customerId?: string;
                 /** @description A team member user id */
                 assignedTo?: string;
+                /** @description The crew given the jobs (crw_…) */
+                crewId?: string;
+                /** @description The visits of one recurring schedule (jsc_…) */
+                scheduleId?: string;
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
                 /** @description First scheduled date. A date (YYYY-MM-DD) or an ISO 8601 date-time. scheduledDate is a calendar date, so a date-time bound is first converted to the calendar date it falls on in the organization’s timezone; both bounds are inclusive. */
                 startDate?: string;
                 /** @description Alias of startDate (startDate wins) */
@@ -16162,6 +16765,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -16331,6 +16953,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -16392,6 +17015,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -16405,7 +17047,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -16436,10 +17083,18 @@ export interface operations {
                 startDate: string;
                 /** @description Required, inclusive, not before startDate; the range spans at most 92 days */
                 endDate: string;
-                /** @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled */
-                status?: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                /**
+                 * @description Jobs in these states: one or more of draft, scheduled, in_progress, on_hold, completed, canceled, comma-separated (e.g. draft,scheduled)
+                 * @example draft,scheduled
+                 */
+                status?: string;
                 customerId?: string;
+                /** @description A team member user id */
                 assignedTo?: string;
+                /** @description The crew given the jobs (crw_…) */
+                crewId?: string;
+                /** @description The visits of one recurring schedule (jsc_…) */
+                scheduleId?: string;
             };
             header?: never;
             path?: never;
@@ -16522,6 +17177,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             }[];
                         }[];
                     };
@@ -16689,7 +17363,15 @@ export interface operations {
     };
     getJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Related records to include in each item: one or more of customer, property, comma-separated (e.g. customer,property)
+                 * @example customer,property
+                 */
+                expand?: string;
+                /** @description Stripe-style spelling of expand: expand[]=customer&expand[]=property */
+                "expand[]"?: ("customer" | "property")[];
+            };
             header?: never;
             path: {
                 id: string;
@@ -16769,6 +17451,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -16830,6 +17513,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -16843,7 +17545,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -16985,6 +17692,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17046,6 +17754,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17059,7 +17786,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -17236,6 +17968,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17297,6 +18030,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17310,7 +18062,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -17423,6 +18180,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17484,6 +18242,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17497,7 +18274,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -17612,6 +18394,7 @@ export interface operations {
                          *         {
                          *           "id": "jac_01JDYY90B2N7Y4SWC9RM3V8D5R",
                          *           "type": "created",
+                         *           "description": "Job created for 2026-05-04",
                          *           "message": "Job created for 2026-05-04",
                          *           "actorId": "usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I",
                          *           "createdAt": "2026-04-28T12:30:00.000Z"
@@ -17673,6 +18456,25 @@ export interface operations {
                              * @description ISO 8601 date-time, UTC
                              */
                             updatedAt: string;
+                            /** @description Only with expand=customer */
+                            customer?: {
+                                id: string;
+                                /** @description firstName + lastName */
+                                name: string;
+                                company: string | null;
+                                email: string | null;
+                                phone: string | null;
+                                /** @description Billing address on one line ("" when none) */
+                                address: string;
+                            };
+                            property?: {
+                                id: string;
+                                name: string | null;
+                                /** @description Street, city, state and zip on one line */
+                                address: string;
+                                lat: number | null;
+                                lng: number | null;
+                            } | null;
                             /** @description In the order given at creation */
                             checklist: {
                                 /** @description jci_… */
@@ -17686,7 +18488,12 @@ export interface operations {
                                 id: string;
                                 /** @description created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced */
                                 type: string;
-                                /** @description Human-readable description of the change */
+                                /** @description Human-readable description of the change (the name contract activity uses too) */
+                                description: string;
+                                /**
+                                 * @deprecated
+                                 * @description Deprecated: the same text as `description`, kept for existing integrations; read `description`
+                                 */
                                 message: string;
                                 actorId: string | null;
                                 /**
@@ -25993,6 +26800,25 @@ export interface operations {
                                  * @description ISO 8601 date-time, UTC
                                  */
                                 updatedAt: string;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property?: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                                 /** @description Oldest first */
                                 payments: {
                                     /** @description pay_… */

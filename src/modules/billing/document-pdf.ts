@@ -7,6 +7,7 @@
 import type { PdfDocumentData, PdfSource } from '../../platform/pdf.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { addressLines, type CustomerRow, customerById, customerName } from '../customers/customers.refs.js';
+import { serviceAddressOf } from '../properties/properties.refs.js';
 import { getOrgSettings, type OrgSettings } from '../settings/settings.service.js';
 
 export function companyOf(settings: OrgSettings): PdfDocumentData['company'] {
@@ -40,6 +41,7 @@ export async function pdfParties(ctx: Ctx, customerId: string) {
 /** The document's own part of its PDF, as in its REST shape. */
 interface PdfDocumentView {
   customerId: string;
+  propertyId?: string | null;
   status: string;
   lineItems: PdfDocumentData['lines'];
   subtotal: number;
@@ -65,6 +67,7 @@ export async function documentPdf(
     ...head,
     status: view.status,
     ...(await pdfParties(ctx, view.customerId)),
+    serviceAddress: await serviceAddressOf(ctx, view.propertyId ?? null),
     lines: view.lineItems,
     subtotal: view.subtotal,
     taxRate: view.taxRate,

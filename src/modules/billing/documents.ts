@@ -1,5 +1,6 @@
 import { type AnyColumn, and, asc, eq, getTableColumns, inArray, lt, type SQL, sql, type Table } from 'drizzle-orm';
 import type { estimateLineItems, estimates, invoiceLineItems, invoices } from '../../db/schema/index.js';
+import { listValues } from '../../platform/enum.js';
 import { invalidState, notFound } from '../../platform/errors.js';
 import type { CatalogEvent } from '../../platform/events/catalog.js';
 import { emit } from '../../platform/events/outbox.js';
@@ -411,7 +412,9 @@ export function documentFilters(
 ): SQL[] {
   const t = table as typeof invoices;
   const where: SQL[] = [eq(t.organizationId, ctx.organizationId)];
-  if (q.status) where.push(eq(t.status, q.status));
+  // One or more states, comma-separated (`sent,overdue`), checked by the list's schema.
+  const statuses = listValues(q.status);
+  if (statuses) where.push(statuses.length === 1 ? eq(t.status, statuses[0] as string) : inArray(t.status, statuses));
   if (q.customerId) where.push(eq(t.customerId, q.customerId));
   return where;
 }

@@ -7,12 +7,13 @@ import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { InvoiceDetailView } from '../invoices/invoices.service.js';
 import type { createPricedJob } from '../jobs/jobs.service.js';
-
+import { expandParties, expansionsOf } from '../properties/properties.expand.js';
 import {
   ConvertedEstimateResponse,
   ConvertedToJobResponse,
   ConvertToJobBody,
   CreateEstimateBody,
+  EstimateExpandQuery,
   EstimateListQuery,
   EstimateListResponse,
   EstimateResponse,
@@ -63,7 +64,10 @@ export default async function estimateRoutes(fastify: FastifyInstance, { flows }
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const result = await inRequestTenant(database.db, request, (ctx) => listEstimates(ctx, request.query, page));
+      const result = await inRequestTenant(database.db, request, async (ctx) => {
+        const found = await listEstimates(ctx, request.query, page);
+        return { ...found, rows: await expandParties(ctx, found.rows, expansionsOf(request.query)) };
+      });
       return sendPage(request, reply, page, result);
     },
   );
@@ -76,12 +80,20 @@ export default async function estimateRoutes(fastify: FastifyInstance, { flows }
         summary: 'One estimate with its lines',
         description: 'Totals are computed from the lines (money as numbers with two decimals).',
         params: IdParams,
+        querystring: EstimateExpandQuery,
         response: { 200: EstimateResponse },
       },
     },
     async (request) => {
       return {
-        data: await inRequestTenant(database.db, request, (ctx) => getEstimate(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, async (ctx) => {
+          const [estimate] = await expandParties(
+            ctx,
+            [await getEstimate(ctx, request.params.id)],
+            expansionsOf(request.query),
+          );
+          return estimate as Awaited<ReturnType<typeof getEstimate>>;
+        }),
       };
     },
   );

@@ -1,12 +1,13 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
-import { StringEnum } from '../../platform/enum.js';
+import { EnumList, StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
 import { JobDetail, StartTime } from '../jobs/jobs.schemas.js';
 import { LastEmail } from '../mail/mail.schemas.js';
+import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
 import { ESTIMATE_STATUSES } from './estimates.transitions.js';
 
 export const EstimateStatusSchema = StringEnum(ESTIMATE_STATUSES);
@@ -34,6 +35,7 @@ const estimateFields = {
   lastEmail: LastEmail,
   createdAt: DateTime(),
   updatedAt: DateTime(),
+  ...ExpandedFields,
 };
 
 export const Estimate = Type.Object(estimateFields, {
@@ -146,11 +148,16 @@ export const UpdateEstimateBody = updateDocumentBody(
   'Partial. A draft accepts every field; sent/viewed only expirationDate and notes; other states nothing (409 INVALID_STATE).',
 );
 
-export const EstimateListQuery = Type.Object({
-  status: Type.Optional(EstimateStatusSchema),
-  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  ...PageQuery,
-});
+export const EstimateListQuery = Type.Object(
+  {
+    status: Type.Optional(EnumList(ESTIMATE_STATUSES, 'Estimates in these states')),
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    ...ExpandQuery,
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+export const EstimateExpandQuery = Type.Object(ExpandQuery, { additionalProperties: false });
 
 export const EstimateListResponse = Envelope(Type.Array(Estimate));
 export const EstimateResponse = Envelope(Estimate);

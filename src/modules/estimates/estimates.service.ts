@@ -110,7 +110,7 @@ export async function getEstimate(ctx: Ctx, id: string): Promise<EstimateView> {
 
 export async function listEstimates(
   ctx: Ctx,
-  q: { status?: EstimateStatus | undefined; customerId?: string | undefined },
+  q: { status?: string | undefined; customerId?: string | undefined },
   page: Page,
 ) {
   const where = documentFilters(ctx, estimates, q);

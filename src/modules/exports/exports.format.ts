@@ -3,7 +3,8 @@
  * The shape comes from the list route's own response schema: `restShape` keeps
  * exactly the properties the route would send (as Fastify's serializer does),
  * Dates as ISO 8601 strings; the CSV columns are that schema's leaves, objects
- * flattened to dotted names (`billing.city`) and arrays written as JSON.
+ * flattened to dotted names (`billing.city`), lists of words joined by "; " and lists of
+ * records written as JSON.
  */
 
 type Schema = Record<string, unknown>;
@@ -75,10 +76,23 @@ function at(row: unknown, path: string): unknown {
   return v;
 }
 
+/**
+ * An array in one cell, as a spreadsheet user reads it: a list of words (tags, emails) joined
+ * by "; ", an empty list an empty cell; a list of records (line items) stays JSON.
+ */
+function csvList(values: unknown[]): string {
+  if (values.every((v) => v === null || typeof v !== 'object')) return values.map((v) => String(v ?? '')).join('; ');
+  return JSON.stringify(values);
+}
+
 /** RFC 4180 field: quoted when it holds a comma, quote, CR or LF (quotes doubled). */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const text = Array.isArray(value)
+    ? csvList(value)
+    : typeof value === 'object'
+      ? JSON.stringify(value)
+      : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

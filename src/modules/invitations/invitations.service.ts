@@ -10,6 +10,7 @@ import type { Page } from '../../platform/pagination.js';
 import { type Ctx, type Role, withTenant } from '../../platform/tenancy.js';
 import { queueMail } from '../mail/mail.service.js';
 import { addMember } from '../members/members.refs.js';
+import { getOrgSettings } from '../settings/settings.service.js';
 
 const TTL_DAYS = 7;
 type Row = typeof invitations.$inferSelect;
@@ -37,13 +38,21 @@ export async function createInvitation(ctx: Ctx, baseUrl: string, input: { email
     })
     .returning();
   const invitation = view(row as Row, baseUrl);
+  const settings = await getOrgSettings(ctx);
+  const company = settings.companyName ?? settings.name;
   // Queued with the invitation, sent by the worker (retried while the mail server refuses).
   await queueMail(ctx, {
     documentType: 'invitation',
     documentId: invitation.id,
     to: [invitation.email],
-    subject: 'You have been invited',
-    text: `Sign up or sign in with ${invitation.email}, then POST ${invitation.acceptUrl} to join.`,
+    // The business's name in the subject: an invitation from "someone" reads like spam.
+    subject: `You have been invited to join ${company} on the field-service CRM`,
+    text: [
+      `${company} invited you to join its team as ${invitation.role === 'admin' ? 'an admin' : 'a member'}.`,
+      '',
+      `Sign up or sign in with ${invitation.email}, then accept: POST ${invitation.acceptUrl}`,
+      `The invitation expires on ${invitation.expiresAt.toISOString().slice(0, 10)}.`,
+    ].join('\n'),
   });
   return invitation;
 }

@@ -6,10 +6,12 @@ import { PdfResponse, sendPdf } from '../../platform/pdf.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
+import { expandParties, expansionsOf } from '../properties/properties.expand.js';
 import {
   BatchInvoicesBody,
   CreateInvoiceBody,
   FromJobsBody,
+  InvoiceExpandQuery,
   InvoiceListQuery,
   InvoiceListResponse,
   InvoiceResponse,
@@ -65,7 +67,10 @@ export default async function invoiceRoutes(fastify: FastifyInstance, { flows }:
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const result = await inRequestTenant(database.db, request, (ctx) => listInvoices(ctx, request.query, page));
+      const result = await inRequestTenant(database.db, request, async (ctx) => {
+        const found = await listInvoices(ctx, request.query, page);
+        return { ...found, rows: await expandParties(ctx, found.rows, expansionsOf(request.query)) };
+      });
       return sendPage(request, reply, page, result);
     },
   );
@@ -78,12 +83,20 @@ export default async function invoiceRoutes(fastify: FastifyInstance, { flows }:
         summary: 'One invoice with its lines and payments',
         description: '`balance` is total minus payments; money as numbers with two decimals.',
         params: IdParams,
+        querystring: InvoiceExpandQuery,
         response: { 200: InvoiceResponse },
       },
     },
     async (request) => {
       return {
-        data: await inRequestTenant(database.db, request, (ctx) => getInvoice(ctx, request.params.id)),
+        data: await inRequestTenant(database.db, request, async (ctx) => {
+          const [invoice] = await expandParties(
+            ctx,
+            [await getInvoice(ctx, request.params.id)],
+            expansionsOf(request.query),
+          );
+          return invoice as Awaited<ReturnType<typeof getInvoice>>;
+        }),
       };
     },
   );

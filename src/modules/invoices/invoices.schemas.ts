@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../platform/enum.js';
+import { EnumList, StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { LastEmail } from '../mail/mail.schemas.js';
+import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
 import { INVOICE_STATUSES } from './invoices.transitions.js';
 
 export const InvoiceStatusSchema = StringEnum(INVOICE_STATUSES);
@@ -43,6 +44,7 @@ const invoiceFields = {
   lastEmail: LastEmail,
   createdAt: DateTime(),
   updatedAt: DateTime(),
+  ...ExpandedFields,
 };
 
 export const Invoice = Type.Object(invoiceFields, {
@@ -178,20 +180,29 @@ export const PaymentBody = Type.Object(
 
 const Bound = (description: string) => Type.String({ minLength: 1, maxLength: 40, description });
 
-export const InvoiceListQuery = Type.Object({
-  status: Type.Optional(InvoiceStatusSchema),
-  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  startDate: Type.Optional(
-    Bound('First invoiceDate included. YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used'),
-  ),
-  dateFrom: Type.Optional(Bound('Alias of startDate (startDate wins)')),
-  endDate: Type.Optional(Bound('Last invoiceDate included (inclusive); same forms as startDate')),
-  dateTo: Type.Optional(Bound('Alias of endDate (endDate wins)')),
-  ...PageQuery,
-});
+export const InvoiceListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      EnumList(INVOICE_STATUSES, 'Invoices in these states ("unpaid": sent,partially_paid,overdue)'),
+    ),
+    dueBefore: Type.Optional(DateOnly('Invoices due before this date (dueDate < dueBefore), YYYY-MM-DD')),
+    dueAfter: Type.Optional(DateOnly('Invoices due after this date (dueDate > dueAfter), YYYY-MM-DD')),
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    startDate: Type.Optional(
+      Bound('First invoiceDate included. YYYY-MM-DD, or a date-time whose calendar date in the org timezone is used'),
+    ),
+    dateFrom: Type.Optional(Bound('Alias of startDate (startDate wins)')),
+    endDate: Type.Optional(Bound('Last invoiceDate included (inclusive); same forms as startDate')),
+    dateTo: Type.Optional(Bound('Alias of endDate (endDate wins)')),
+    ...ExpandQuery,
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
 
 export const InvoiceListResponse = Envelope(Type.Array(Invoice));
 export const InvoiceResponse = Envelope(InvoiceDetail);
+export const InvoiceExpandQuery = Type.Object(ExpandQuery, { additionalProperties: false });
 export const SentInvoiceResponse = Envelope(SentInvoice);
 
 const JobId = Type.String({ minLength: 1, maxLength: 64, description: 'job_…' });

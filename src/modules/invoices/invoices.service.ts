@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, lte } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, lt, lte } from 'drizzle-orm';
 import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
@@ -131,7 +131,10 @@ export async function invoicePdf(ctx: Ctx, id: string): Promise<PdfSource> {
 }
 
 export interface InvoiceListQuery {
-  status?: InvoiceStatus | undefined;
+  /** One or more states, comma-separated. */
+  status?: string | undefined;
+  dueBefore?: string | undefined;
+  dueAfter?: string | undefined;
   customerId?: string | undefined;
   startDate?: string | undefined;
   dateFrom?: string | undefined;
@@ -145,6 +148,8 @@ export async function listInvoices(ctx: Ctx, q: InvoiceListQuery, page: Page) {
   const where = documentFilters(ctx, invoices, q);
   if (range.from) where.push(gte(invoices.invoiceDate, range.from));
   if (range.to) where.push(lte(invoices.invoiceDate, range.to));
+  if (q.dueBefore) where.push(lt(invoices.dueDate, q.dueBefore));
+  if (q.dueAfter) where.push(gt(invoices.dueDate, q.dueAfter));
   return documentPage(ctx, { table: invoices, lines: invoiceLines, type: 'invoice' }, where, page, invoiceView);
 }
 

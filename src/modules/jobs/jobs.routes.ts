@@ -5,6 +5,7 @@ import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { SendDeps } from '../invoices/invoices.service.js';
+import { expandParties, expansionsOf } from '../properties/properties.expand.js';
 import { applyDayRoute, dayRoute } from './jobs.route.js';
 import {
   CalendarQuery,
@@ -14,6 +15,7 @@ import {
   CreateJobBody,
   DayRouteQuery,
   DayRouteResponse,
+  ExpandOnlyQuery,
   JobDetailResponse,
   JobListQuery,
   JobListResponse,
@@ -64,7 +66,10 @@ export default async function jobRoutes(fastify: FastifyInstance, { flows }: { f
     },
     async (request, reply) => {
       const page = pageOf(request.query);
-      const result = await inRequestTenant(database.db, request, (ctx) => listJobs(ctx, request.query, page));
+      const result = await inRequestTenant(database.db, request, async (ctx) => {
+        const found = await listJobs(ctx, request.query, page);
+        return { ...found, rows: await expandParties(ctx, found.rows, expansionsOf(request.query)) };
+      });
       return sendPage(request, reply, page, result);
     },
   );
@@ -130,11 +135,17 @@ export default async function jobRoutes(fastify: FastifyInstance, { flows }: { f
         summary: 'One job with its checklist and activity history',
         description: '404 if it does not exist in the active organization.',
         params: IdParams,
+        querystring: ExpandOnlyQuery,
         response: { 200: JobDetailResponse },
       },
     },
     async (request) => {
-      return { data: await inRequestTenant(database.db, request, (ctx) => getJob(ctx, request.params.id)) };
+      return {
+        data: await inRequestTenant(database.db, request, async (ctx) => {
+          const [job] = await expandParties(ctx, [await getJob(ctx, request.params.id)], expansionsOf(request.query));
+          return job as Awaited<ReturnType<typeof getJob>>;
+        }),
+      };
     },
   );
 

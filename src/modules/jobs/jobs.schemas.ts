@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
+import { EnumList } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '../../platform/schemas.js';
+import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
 import { JobLineItem, JobLineItemsInput } from './jobs.lines.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
@@ -53,6 +55,7 @@ export const Job = Type.Object(
     routeOrder: Nullable(Type.Integer({ description: 'Position in the crew’s day (POST /api/jobs/route/apply)' })),
     createdAt: DateTime(),
     updatedAt: DateTime(),
+    ...ExpandedFields,
   },
   {
     additionalProperties: false,
@@ -111,7 +114,13 @@ export const JobActivityEntry = Type.Object(
       description:
         'created | published | status_changed | rescheduled | assigned | notes_updated | updated | checklist_item_completed | checklist_item_uncompleted | invoiced',
     }),
-    message: Type.String({ description: 'Human-readable description of the change' }),
+    description: Type.String({
+      description: 'Human-readable description of the change (the name contract activity uses too)',
+    }),
+    message: Type.String({
+      description: 'Deprecated: the same text as `description`, kept for existing integrations; read `description`',
+      deprecated: true,
+    }),
     actorId: Nullable(Type.String({ description: 'User or API key id that made the change' })),
     createdAt: DateTime(),
   },
@@ -137,6 +146,7 @@ export const JobDetail = Type.Object(
           {
             id: 'jac_01JDYY90B2N7Y4SWC9RM3V8D5R',
             type: 'created',
+            description: 'Job created for 2026-05-04',
             message: 'Job created for 2026-05-04',
             actorId: 'usr_01JD8PZ3K6F1QW2E8R4T5Y7U9I',
             createdAt: '2026-04-28T12:30:00.000Z',
@@ -226,11 +236,21 @@ export const ChecklistParams = Type.Object({
 const RangeDoc =
   'A date (YYYY-MM-DD) or an ISO 8601 date-time. scheduledDate is a calendar date, so a date-time bound is first converted to the calendar date it falls on in the organization’s timezone; both bounds are inclusive.';
 
+/** Filters the list and the calendar share: who does the work, from which schedule, in which states. */
+const JobFilterFields = {
+  status: Type.Optional(EnumList(JOB_STATUSES, 'Jobs in these states')),
+  customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  assignedTo: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A team member user id' })),
+  crewId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The crew given the jobs (crw_…)' })),
+  scheduleId: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'The visits of one recurring schedule (jsc_…)' }),
+  ),
+};
+
 export const JobListQuery = Type.Object(
   {
-    status: Type.Optional(JobStatusSchema),
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    assignedTo: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A team member user id' })),
+    ...JobFilterFields,
+    ...ExpandQuery,
     startDate: Type.Optional(Type.String({ maxLength: 40, description: `First scheduled date. ${RangeDoc}` })),
     from: Type.Optional(Type.String({ maxLength: 40, description: 'Alias of startDate (startDate wins)' })),
     endDate: Type.Optional(Type.String({ maxLength: 40, description: `Last scheduled date, inclusive. ${RangeDoc}` })),
@@ -247,9 +267,7 @@ export const CalendarQuery = Type.Object(
       maxLength: 40,
       description: 'Required, inclusive, not before startDate; the range spans at most 92 days',
     }),
-    status: Type.Optional(JobStatusSchema),
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    assignedTo: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    ...JobFilterFields,
   },
   { additionalProperties: false },
 );
@@ -263,6 +281,7 @@ export const CalendarDay = Type.Object(
 );
 
 export const JobDetailResponse = Envelope(JobDetail);
+export const ExpandOnlyQuery = Type.Object(ExpandQuery, { additionalProperties: false });
 export const JobListResponse = Envelope(Type.Array(Job));
 export const CalendarResponse = Envelope(
   Type.Array(CalendarDay, { description: 'One entry per date that has jobs, ascending' }),

@@ -1,7 +1,8 @@
-import { and, asc, count, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import { jobActivity, jobChecklistItems, jobScheduleSkips, jobs, type StoredJobLine } from '../../db/schema/index.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { stamp } from '../../platform/dates.js';
+import { listValues } from '../../platform/enum.js';
 import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
@@ -196,6 +197,7 @@ async function jobDetail(ctx: Ctx, job: JobRow) {
     activity: activity.map((a) => ({
       id: a.id,
       type: a.type,
+      description: a.message,
       message: a.message,
       actorId: a.actorId,
       createdAt: a.createdAt,
@@ -213,15 +215,22 @@ export async function getJob(ctx: Ctx, id: string) {
 }
 
 export interface JobFilters {
-  status?: JobStatus | undefined;
+  /** One or more states, comma-separated (`scheduled,in_progress`). */
+  status?: string | undefined;
   customerId?: string | undefined;
   assignedTo?: string | undefined;
+  crewId?: string | undefined;
+  scheduleId?: string | undefined;
 }
 
 function jobConditions(ctx: Ctx, f: JobFilters, range: DateRange): SQL[] {
   const where: SQL[] = [eq(jobs.organizationId, ctx.organizationId)];
-  if (f.status) where.push(eq(jobs.status, f.status));
+  const statuses = listValues<JobStatus>(f.status);
+  if (statuses)
+    where.push(statuses.length === 1 ? eq(jobs.status, statuses[0] as JobStatus) : inArray(jobs.status, statuses));
   if (f.customerId) where.push(eq(jobs.customerId, f.customerId));
+  if (f.crewId) where.push(eq(jobs.crewId, f.crewId));
+  if (f.scheduleId) where.push(eq(jobs.scheduleId, f.scheduleId));
   // `@>` is what the GIN index on assigned_to answers.
   if (f.assignedTo) where.push(sql`${jobs.assignedTo} @> ARRAY[${f.assignedTo}]::text[]`);
   if (range.from) where.push(gte(jobs.scheduledDate, range.from));

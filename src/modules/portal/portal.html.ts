@@ -117,12 +117,21 @@ function companyCard(c: PortalCompany) {
   </section>`;
 }
 
+/**
+ * A line billed from a visit starts with the visit's ISO date (`2026-11-28 — Weekly mowing`,
+ * flows/bill-jobs.ts); the page writes that date as it writes every other date.
+ */
+export function lineText(description: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2}) — /.exec(description);
+  return m ? `${formatDate(m[1] as string)} — ${description.slice(m[0].length)}` : description;
+}
+
 function lineTable(lines: Doc[], currency: string, caption: string) {
   return html`<table class="lines">
     <caption class="visually-hidden">${caption}</caption>
     <thead><tr><th scope="col">Description</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Amount</th></tr></thead>
     <tbody>${lines.map(
-      (l) => html`<tr><td>${str(l, 'description')}</td><td class="num">${num(l, 'quantity')}</td>
+      (l) => html`<tr><td>${lineText(str(l, 'description') ?? '')}</td><td class="num">${num(l, 'quantity')}</td>
         <td class="num">${formatMoney(num(l, 'unitPrice'), currency)}</td><td class="num">${formatMoney(num(l, 'amount'), currency)}</td></tr>`,
     )}</tbody>
   </table>`;
@@ -203,6 +212,7 @@ function invoiceBody(m: Extract<PortalPageModel, { kind: 'document' }>, d: Doc) 
     details: html`<h2 id="details-heading">Invoice details</h2>
       ${facts([
         ['Billed to', m.customerName],
+        ['Service address', m.serviceAddress],
         ['Invoice number', number],
         ['Invoice date', str(d, 'invoiceDate') && formatDate(str(d, 'invoiceDate') as string)],
         ['Due date', due && formatDate(due)],
@@ -260,6 +270,7 @@ function estimateBody(m: Extract<PortalPageModel, { kind: 'document' }>, d: Doc)
     details: html`<h2 id="details-heading">Estimate details</h2>
       ${facts([
         ['Prepared for', m.customerName],
+        ['Service address', m.serviceAddress],
         ['Estimate number', number],
         ['Estimate date', str(d, 'estimateDate') && formatDate(str(d, 'estimateDate') as string)],
         ['Valid until', expires && formatDate(expires)],

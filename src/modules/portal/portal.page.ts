@@ -4,6 +4,7 @@ import { inTenant } from '../../platform/tenancy.js';
 import { customerById, customerName } from '../customers/customers.refs.js';
 import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
 import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe-client.js';
+import { serviceAddressOf } from '../properties/properties.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import type { PortalHandlers, PortalRequestMeta } from './portal.registry.js';
 import { lookupPortalLink, type PortalDocumentType } from './portal.service.js';
@@ -33,6 +34,8 @@ export type PortalPageModel =
       document: Record<string, unknown>;
       company: PortalCompany;
       customerName: string | null;
+      /** Where the work is done: the document's property on one line, when it names one. */
+      serviceAddress: string | null;
       /** Today in the organization's timezone (due and expiry wording). */
       today: string;
       /** Stripe.js's publishable key when card payment can be offered (both keys and the webhook secret set); null otherwise. */
@@ -93,6 +96,10 @@ export async function loadPortalPage(
       document,
       company,
       customerName: customer ? customerName(customer) : null,
+      serviceAddress:
+        (await serviceAddressOf(ctx, typeof document.propertyId === 'string' ? document.propertyId : null))?.join(
+          ', ',
+        ) ?? null,
       today: today(settings.timezone),
       stripePublishableKey: cardReady ? settings.stripePublishableKey : null,
       hasPdf: handler.pdf !== undefined,

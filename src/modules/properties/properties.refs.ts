@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { properties } from '../../db/schema/index.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
@@ -33,4 +33,24 @@ export async function findProperty(ctx: Ctx, id: string) {
     .from(properties)
     .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, id)));
   return row;
+}
+
+/** The lines of the property a document is for (where the work is done): its name, street, city line. */
+export async function serviceAddressOf(ctx: Ctx, propertyId: string | null): Promise<string[] | undefined> {
+  if (propertyId === null) return undefined;
+  const p = await findProperty(ctx, propertyId);
+  if (!p) return undefined;
+  const lines = [p.street, [p.city, [p.state, p.zip].filter(Boolean).join(' ')].filter(Boolean).join(', ')].filter(
+    (x): x is string => Boolean(x),
+  );
+  return p.name && lines.length > 0 ? [p.name, ...lines] : lines;
+}
+
+/** The properties of this organization with these ids (for `expand=property` on lists). */
+export async function propertiesByIds(ctx: Ctx, ids: string[]) {
+  if (ids.length === 0) return [];
+  return ctx.tx
+    .select()
+    .from(properties)
+    .where(and(eq(properties.organizationId, ctx.organizationId), inArray(properties.id, ids)));
 }

@@ -163,3 +163,23 @@ export function recurrence(rule: string, startDate: string, endDate: string | nu
     total: () => (last !== null || parts.COUNT ? rule$.all().length : null),
   };
 }
+
+/** A recurrence with no occurrence: a schedule ended before its first visit. */
+const NO_OCCURRENCE: Recurrence = { between: () => [], next: () => [], includes: () => false, total: () => 0 };
+
+/**
+ * The recurrence of a stored schedule. A schedule may be ended before its first visit
+ * (its endDate then falls before every occurrence, even before startDate): that is a
+ * schedule with no occurrence, not a malformed one. The rule itself was checked when
+ * the schedule was written, so only the endDate can empty it.
+ */
+export function storedRecurrence(rule: string, startDate: string, endDate: string | null): Recurrence {
+  if (endDate !== null && endDate < startDate) return NO_OCCURRENCE;
+  try {
+    return recurrence(rule, startDate, endDate);
+  } catch (err) {
+    if (endDate === null) throw err;
+    recurrence(rule, startDate, null);
+    return NO_OCCURRENCE;
+  }
+}

@@ -6,7 +6,7 @@ import { asPlatform } from '../../../platform/cross-tenant.js';
 import { invalidField } from '../../../platform/errors.js';
 import { fromCents } from '../../../platform/money.js';
 import type { Ctx } from '../../../platform/tenancy.js';
-import { recurrence } from './recurrence.js';
+import { storedRecurrence } from './recurrence.js';
 
 /*
  * What billing reads about schedules (operations.md §9, "Billing the work"): a visit's
@@ -165,7 +165,7 @@ export async function installmentTotalCents(ctx: Ctx, s: PlanSource): Promise<nu
   const contractValue = s.contractId !== null ? await contractValueCents(ctx, s.contractId) : 0;
   if (contractValue > 0) return contractValue;
   const perVisit = s.lineItems.reduce((sum, l) => sum + l.amountCents, 0);
-  const occurrences = recurrence(s.rrule, s.startDate, s.endDate).total();
+  const occurrences = storedRecurrence(s.rrule, s.startDate, s.endDate).total();
   if (perVisit === 0 || occurrences === null) return null;
   return perVisit * occurrences;
 }

@@ -136,7 +136,8 @@ export default async function scheduleRoutes(fastify: FastifyInstance) {
         tags,
         operationId: 'endJobSchedule',
         summary: 'End a schedule on endDate (default today); later not-started visits are canceled',
-        description: 'active or paused → ended (final).',
+        description:
+          'active or paused → ended (final). Allowed at any time: a schedule whose first visit is still ahead (endDate before startDate or before its first occurrence) ends with no visit.',
         params: IdParams,
         body: EndScheduleBody,
         response: { 200: ScheduleChangeResponse },

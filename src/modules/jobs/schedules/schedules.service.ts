@@ -15,7 +15,7 @@ import { requireCustomer, requireProperty } from '../../customers/customers.refs
 import { getOrgSettings } from '../../settings/settings.service.js';
 import { emitTransition, getJob, requireMembers } from '../jobs.service.js';
 import { type JobStatus, jobMachine } from '../jobs.states.js';
-import { type Recurrence, recurrence } from './recurrence.js';
+import { type Recurrence, recurrence, storedRecurrence } from './recurrence.js';
 import { checkInstallmentTotal } from './schedules.billing.js';
 import { type ScheduleStatus, type ScheduleTrigger, scheduleMachine } from './schedules.states.js';
 import { makeVisits, removeVisits, rewriteVisits } from './schedules.visits.js';
@@ -95,7 +95,7 @@ export async function scheduleContext(ctx: Ctx, now: Date = new Date()) {
 export type Window = Awaited<ReturnType<typeof scheduleContext>>;
 
 export const ruleOf = (r: Pick<ScheduleRow, 'rrule' | 'startDate' | 'endDate'>) =>
-  recurrence(r.rrule, r.startDate, r.endDate);
+  storedRecurrence(r.rrule, r.startDate, r.endDate);
 
 /** The visits an active schedule should have from `from` (default today) to the horizon. */
 export function plannedDates(rule: Recurrence, r: ScheduleRow, w: Window, from = w.today): string[] {
@@ -404,8 +404,8 @@ export async function endSchedule(ctx: Ctx, id: string, body: { endDate?: string
   const input = await withCalendarDates(body ?? {}, ['endDate'], async () => w.timezone);
   const r = await lockSchedule(ctx, id);
   const status = move(r, 'end');
+  // Before startDate is allowed: a schedule whose first visit is still ahead ends with none.
   const endDate = input.endDate ?? w.today;
-  if (endDate < r.startDate) throw invalidField('endDate', 'must not be before startDate');
   const updated = await saveSchedule(ctx, id, { status, endDate });
   const removed = await removeVisits(ctx, id, w.today, sql`j.scheduled_date > ${endDate}::date`);
   return changeOf(ctx, updated, w, { updated: 0, added: 0, removed });
