@@ -71,7 +71,7 @@ const OWNERS: Record<string, string> = {
   ledgerEntries: 'ledger',
   ledgerLines: 'ledger',
   mailJobs: 'mail',
-  portalTokens: 'portal',
+  portalTokens: 'portal-links',
   vendors: 'vendors',
   purchaseOrders: 'purchase-orders',
   purchaseOrderLines: 'purchase-orders',

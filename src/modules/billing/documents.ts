@@ -11,7 +11,7 @@ import { type StateMachine, statesAccepting, take, withArticle } from '../../pla
 import type { Ctx } from '../../platform/tenancy.js';
 import { type CustomerRow, customerById, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { type LastEmail, lastEmailsOf, type MailDocumentType } from '../mail/mail.service.js';
-import { createPortalLink, type PortalDocumentType } from '../portal/portal.service.js';
+import { createPortalLink, type PortalDocumentType } from '../portal-links/portal-links.service.js';
 import { getOrgSettings, type OrgSettings } from '../settings/settings.service.js';
 import { queueDocumentMail } from './document-mail.js';
 import {
@@ -35,6 +35,11 @@ import {
  * queued mail) and the events of a move. Each resource keeps its own service and
  * routes, its machine, its events and its rules; only this plumbing is shared.
  */
+
+/** What sending a document needs beyond the transaction: the public origin for its portal link (mail goes through the queue). */
+export interface SendDeps {
+  baseUrl: string;
+}
 
 type DocumentTable = typeof invoices | typeof estimates;
 type LineTable = typeof invoiceLineItems | typeof estimateLineItems;

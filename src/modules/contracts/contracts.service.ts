@@ -23,7 +23,7 @@ import {
 } from '../customers/customers.refs.js';
 import { followContractEnd } from '../jobs/schedules/schedules.service.js';
 import { lastEmailOf, queueMail } from '../mail/mail.service.js';
-import { createPortalLink } from '../portal/portal.service.js';
+import { createPortalLink } from '../portal-links/portal-links.service.js';
 import { findProperty } from '../properties/properties.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { CONTRACT_STATUSES, type ContractStatus, type ContractTrigger, contractMachine } from './contracts.states.js';

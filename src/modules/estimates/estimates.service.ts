@@ -27,7 +27,7 @@ import {
 import { nextDocumentNumber } from '../billing/numbering.js';
 import type { SendDeps } from '../invoices/invoices.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
-import { recordPortalView } from '../portal/portal.service.js';
+import { recordPortalView } from '../portal-links/portal-links.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { estimatePdfSource } from './estimates.pdf.js';
 import {

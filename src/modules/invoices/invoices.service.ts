@@ -21,6 +21,7 @@ import {
   emitMove,
   insertDraft,
   refuseLockedFields,
+  type SendDeps,
   sendDocumentLink,
   startDocument,
   totalsView,
@@ -29,7 +30,7 @@ import {
 import { type PricedDocument, totalsColumns } from '../billing/line-items.js';
 import { nextDocumentNumber, nextDocumentNumbers } from '../billing/numbering.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
-import { recordPortalView } from '../portal/portal.service.js';
+import { recordPortalView } from '../portal-links/portal-links.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { postInvoiceIssued, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
 import { invoicePdfSource } from './invoices.pdf.js';
@@ -46,10 +47,8 @@ export type InvoiceRow = typeof invoices.$inferSelect;
 type LineRow = typeof invoiceLineItems.$inferSelect;
 type PaymentRow = typeof payments.$inferSelect;
 
-/** What `send` needs beyond the transaction: the public origin for links (mail goes through the queue). */
-export interface SendDeps {
-  baseUrl: string;
-}
+/** What `send` needs beyond the transaction (billing/documents.ts names it; callers import it from here too). */
+export type { SendDeps };
 
 /** Nothing is collectable on a void or written-off invoice. */
 export const balanceCents = (r: InvoiceRow) =>

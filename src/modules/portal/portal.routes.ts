@@ -9,9 +9,9 @@ import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
 import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schemas.js';
 import { payFromPortal } from '../payments/payment-intents.service.js';
 import { stripeDeps } from '../payments/stripe-client.js';
+import type { PortalHandlers } from '../portal-links/portal-links.handlers.js';
+import { resolvePortalToken } from '../portal-links/portal-links.service.js';
 import { prefersHtml, registerPortalPage } from './portal.page.routes.js';
-import type { PortalHandlers } from './portal.registry.js';
-import { resolvePortalToken } from './portal.service.js';
 
 const PortalDocument = Envelope(
   Type.Object({
