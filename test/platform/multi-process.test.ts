@@ -62,7 +62,7 @@ describe.skipIf(!onPostgres)('two API processes and two workers behind a round-r
   let receiver: Receiver;
 
   beforeAll(async () => {
-    const environment = await processEnvironment('multi');
+    const environment = await processEnvironment('multi', { empty: true });
     cleanup = environment.cleanup;
     env = {
       ...environment.env,
@@ -221,7 +221,7 @@ describe.skipIf(!hasRedis)('two API processes sharing one Redis behind a round-r
   let base = '';
 
   beforeAll(async () => {
-    const environment = await processEnvironment('multi-redis');
+    const environment = await processEnvironment('multi-redis', { empty: true });
     cleanup = environment.cleanup;
     const env = {
       ...environment.env,
