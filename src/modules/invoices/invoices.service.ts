@@ -2,7 +2,7 @@ import { and, asc, eq, gte, lte } from 'drizzle-orm';
 import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
-import { emit, emitMany } from '../../platform/events/outbox.js';
+import { emitMany } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import type { Page } from '../../platform/pagination.js';
