@@ -184,7 +184,7 @@ export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps) {
     // sentAt is the first send (a resend keeps it): the dashboard counts estimates first sent in a range.
     sentAt: before.sentAt ?? new Date(),
   }));
-  return sendDocumentLink(ctx, 'estimate', view, deps.baseUrl, ({ settings, from, url }) => ({
+  return sendDocumentLink(ctx, 'estimate', view, deps, ({ settings, from, url }) => ({
     subject: `Estimate ${view.estimateNumber} from ${from}`,
     lines: [
       `Estimate ${view.estimateNumber} for ${view.total.toFixed(2)} ${settings.currency} is valid until ${view.expirationDate}.`,

@@ -314,7 +314,7 @@ export const writeOffInvoice = async (ctx: Ctx, id: string) => (await transition
  */
 export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
   const { detail } = await transition(ctx, id, 'send', { sentAt: new Date() });
-  return sendDocumentLink(ctx, 'invoice', detail, deps.baseUrl, ({ settings, from, url }) => ({
+  return sendDocumentLink(ctx, 'invoice', detail, deps, ({ settings, from, url }) => ({
     subject: `Invoice ${detail.invoiceNumber} from ${from}`,
     lines: [
       `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
