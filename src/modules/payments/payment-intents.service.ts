@@ -1,9 +1,10 @@
 import { and, eq, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import { paymentIntents } from '../../db/schema/index.js';
-import { AppError, invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { canTake, take, withArticle } from '../../platform/state-machine.js';
@@ -360,15 +361,8 @@ async function updatePortalAmount(
   });
 }
 
-async function findIntent(ctx: Ctx, id: string, lock: boolean): Promise<IntentRow> {
-  const query = ctx.tx
-    .select()
-    .from(paymentIntents)
-    .where(and(eq(paymentIntents.organizationId, ctx.organizationId), eq(paymentIntents.id, id), shown));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Payment intent');
-  return row;
-}
+/** An intent the organization can see (one Stripe has answered for); 404 otherwise. */
+const findIntent = ownedRows(paymentIntents, 'Payment intent', shown).find;
 
 export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
   return intentView(await findIntent(ctx, id, false));

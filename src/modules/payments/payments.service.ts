@@ -4,6 +4,7 @@ import { invalidField, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
@@ -66,15 +67,7 @@ async function paymentDetail(ctx: Ctx, row: PaymentRow, invoice?: InvoiceRef): P
   return { ...paymentView(row, ref), refunds: refunds.map(refundView) };
 }
 
-async function findPayment(ctx: Ctx, id: string, lock: boolean): Promise<PaymentRow> {
-  const query = ctx.tx
-    .select()
-    .from(payments)
-    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.id, id)));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Payment');
-  return row;
-}
+const findPayment = ownedRows(payments, 'Payment').find;
 
 export async function getPayment(ctx: Ctx, id: string): Promise<PaymentDetailView> {
   return paymentDetail(ctx, await findPayment(ctx, id, false));
