@@ -117,7 +117,7 @@ const READS_ALLOWED: Record<string, string> = {
     "a portal link's visits are found from its contract's customer; contracts import jobs (schedules), so the way round is a loop",
   'jobs/jobs.portal.ts invoices':
     "a portal link's visits are found from its invoice's customer; invoices import jobs (billing from jobs), so the way round is a loop",
-  'jobs/jobs.route.ts properties':
+  'jobs/jobs.day-route.ts properties':
     "a crew's day is ordered from each job's property coordinates, read in the same join as the jobs",
   'jobs/schedules/schedules.billing.ts contracts':
     "an installment plan splits its contract's totalValue; contracts import schedules, so asking contracts would be a loop",
@@ -127,7 +127,7 @@ const READS_ALLOWED: Record<string, string> = {
     'a schedule follows its contract (status, customer); contracts import schedules, so the way round is a loop',
   'organizations/organizations.service.ts members':
     "a user's organizations with the user's role in each: one join of members and organizations",
-  'payments/deposits.service.ts invoices': "a deposit's payments with their invoice numbers, one join",
+  'payments/deposits/deposits.service.ts invoices': "a deposit's payments with their invoice numbers, one join",
   'payments/payments.tasks.ts invoices':
     'the sweep cancels open payment intents of closed invoices across tenants in one join',
 };

@@ -5,7 +5,7 @@ import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { SendDeps } from '../billing/documents.js';
-import { applyDayRoute, dayRoute } from './jobs.route.js';
+import { applyDayRoute, dayRoute } from './jobs.day-route.js';
 import {
   CalendarQuery,
   CalendarResponse,

@@ -3,7 +3,7 @@ import { today } from '../../platform/dates.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { customerById, customerName } from '../customers/customers.refs.js';
 import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
-import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe-client.js';
+import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe/stripe-client.js';
 import type { PortalHandlers, PortalRequestMeta } from '../portal-links/portal-links.handlers.js';
 import { lookupPortalLink, type PortalDocumentType } from '../portal-links/portal-links.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
