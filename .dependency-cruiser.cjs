@@ -14,8 +14,8 @@
  *
  * A folder imports only folders below it. The few known exceptions are named in the
  * rule that allows them, each with its reason. Modules use each other through their exported
- * functions, one way only: test/platform/layers.test.ts fails on two modules that import
- * each other both ways, type-only imports included.
+ * functions, one way only: rule no-module-cycle and test/platform/layers.test.ts fail on any
+ * chain of module imports that leads back to its start, type-only imports included.
  */
 const ENTRY = '^src/(app|server|worker|admin)[.]ts$';
 const TOP_LISTS = '^src/modules/[^/]+[.]ts$';
@@ -31,6 +31,15 @@ module.exports = {
         'Files that import each other cannot be understood or tested one at a time. A loop closed only by `import type` (erased when compiled; today invoices.pdf/service, estimates.pdf/service, db client/drizzle-adapter) is allowed.',
       from: {},
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'no-module-cycle',
+      severity: 'error',
+      comment:
+        'src/modules/README.md: modules use each other one way, so no chain of imports between module folders (type-only imports included) leads back to where it started; an operation that needs both directions is a flow (src/flows/). A module and its own sub-folders may use each other (payments/ registers the routes of payments/intents/, which records payments through payments/); test/platform/layers.test.ts checks again with each sub-folder counted as its module.',
+      scope: 'folder',
+      from: { path: '^src/modules/[^/]+$' },
+      to: { path: '^src/modules/[^/]+$', circular: true },
     },
     {
       name: 'no-orphans',

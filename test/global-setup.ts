@@ -11,7 +11,7 @@ import { migrate } from '../src/db/migrate.js';
 declare module 'vitest' {
   export interface ProvidedContext {
     database:
-      | { kind: 'pglite'; dump: string }
+      | { kind: 'pglite'; dump: string; dataDir: string }
       | { kind: 'postgres'; url: string; template: string; prefix: string; owner: string; service: string };
   }
 }
@@ -36,7 +36,9 @@ GRANT crm_app, crm_platform TO ${TEST_SERVICE_ROLE};`;
 /**
  * Migrates one template database per run; every test file then gets its own copy
  * (a PGlite loaded from the template's dump, or `CREATE DATABASE … TEMPLATE` on
- * PostgreSQL), so files never share data and never pay for migrations again.
+ * PostgreSQL), and so does every server process a test starts (a copy of the migrated
+ * data directory, or the same TEMPLATE), so they never share data and never pay for
+ * migrations again.
  */
 export default async function setup(project: TestProject) {
   const url = process.env.TEST_DATABASE_URL;
@@ -73,15 +75,31 @@ export default async function setup(project: TestProject) {
     };
   }
   const dir = mkdtempSync(join(tmpdir(), 'crm-test-'));
-  const client = await PGlite.create({ extensions: { pg_trgm } });
+  // Migrated once, on disk: the in-process files load its dump, and the process tests copy
+  // the directory itself as their server's DATA_DIR (test/platform/processes.ts).
+  const dataDir = join(dir, 'data');
+  const client = await PGlite.create(dataDir, { extensions: { pg_trgm } });
   const database = await openDatabase({ pglite: client });
   await migrate(database);
   const dump = await client.dumpDataDir('none');
   const file = join(dir, 'template.tar');
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   await client.close();
-  project.provide('database', { kind: 'pglite', dump: file });
+  project.provide('database', { kind: 'pglite', dump: file, dataDir });
   return () => rmSync(dir, { recursive: true, force: true });
+}
+
+/** `CREATE DATABASE name TEMPLATE template`; two copies begun at the same instant make PostgreSQL refuse one, which tries again. */
+export async function createFromTemplate(admin: pg.Client, name: string, template: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+      return;
+    } catch (err) {
+      if (attempt > 20 || !/being accessed by other users/.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
 }
 
 export function withUser(url: string, user: string): string {

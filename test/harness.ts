@@ -14,7 +14,7 @@ import { organizations } from '../src/db/schema/index.js';
 import { asPlatform } from '../src/platform/cross-tenant.js';
 import { newId } from '../src/platform/ids.js';
 import { checkResponse, useDocumentOf } from './contract.js';
-import { withDatabase, withUser } from './global-setup.js';
+import { createFromTemplate, withDatabase, withUser } from './global-setup.js';
 
 let counter = 0;
 
@@ -30,16 +30,7 @@ export async function createTestDatabases(): Promise<{ database: Database; admin
     const admin = new pg.Client({ connectionString: info.url });
     await admin.connect();
     try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await admin.query(`CREATE DATABASE ${name} TEMPLATE ${info.template}`);
-          break;
-        } catch (err) {
-          // Two files copying the template at the same instant: PostgreSQL refuses one; try again.
-          if (attempt > 20 || !/being accessed by other users/.test(String(err))) throw err;
-          await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-        }
-      }
+      await createFromTemplate(admin, name, info.template);
     } finally {
       await admin.end();
     }

@@ -1,7 +1,6 @@
 import { finish, storedToPriced, taxRateFor } from '../modules/billing/line-items.js';
 import { type CustomerRow, requireCustomers } from '../modules/customers/customers.refs.js';
 import {
-  getInvoice,
   type InvoiceDetailView,
   insertInvoices,
   type SendDeps,
@@ -14,7 +13,7 @@ import {
   markJobsBilled,
   type UnbilledQuery,
 } from '../modules/jobs/jobs.billing.js';
-import { getOrgSettings } from '../modules/settings/settings.service.js';
+import { getOrgSettings, type OrgSettings } from '../modules/settings/settings.service.js';
 import { addDays, startOfDayIn, today } from '../platform/dates.js';
 import { invalidField } from '../platform/errors.js';
 import type { Ctx } from '../platform/tenancy.js';
@@ -44,27 +43,36 @@ interface Draft {
   jobs: BillableJob[];
 }
 
+/** What a caller of billJobs has already read: the settings, and customers it has checked. */
+export interface Known {
+  settings?: OrgSettings | undefined;
+  customers?: ReadonlyMap<string, CustomerRow> | undefined;
+}
+
 /**
  * Bills already locked and checked jobs, one draft invoice per customer:
- *  1. group the jobs by customer (customers in first-job order, jobs by date then id);
- *  2. check each customer and price its lines at its tax rate, before the first write;
- *  3. create the invoices through the invoice service (numbers, totals, lines,
- *     invoice.created: insertInvoices, as insertInvoice does one by one);
- *  4. mark the jobs billed (jobs module; 409 if a concurrent bill got one first);
- *  5. send each invoice when asked (ledger posting, events, mail: sendInvoice).
+ *  1. settings (unless `known` has them): today, terms, tax rate;
+ *  2. group the jobs by customer (customers in first-job order, jobs by date then id);
+ *  3. customers: check those not in `known`, and price each group's lines at its tax rate, before the first write;
+ *  4. invoices: create them in one batch (numbers, totals, lines, invoice.created: insertInvoices);
+ *  5. jobs: mark them billed (409 if a concurrent bill got one first);
+ *  6. invoices: send each when asked (ledger posting, events, mail: sendInvoice), handed the
+ *     settings and customers read above, so a send reads neither again.
  */
 export async function billJobs(
   ctx: Ctx,
   jobs: BillableJob[],
   opts: BillOptions,
   deps: SendDeps,
+  known: Known = {},
 ): Promise<InvoiceDetailView[]> {
-  const settings = await getOrgSettings(ctx);
+  const settings = known.settings ?? (await getOrgSettings(ctx));
   const invoiceDate = today(settings.timezone);
 
   const groups = new Map<string, BillableJob[]>();
   for (const job of jobs) groups.set(job.customerId, [...(groups.get(job.customerId) ?? []), job]);
-  const customers = await requireCustomers(ctx, [...groups.keys()], 'jobIds');
+  const unchecked = [...groups.keys()].filter((id) => !known.customers?.has(id));
+  const customers = new Map([...(known.customers ?? []), ...(await requireCustomers(ctx, unchecked, 'jobIds'))]);
   const drafts: Draft[] = [];
   for (const [customerId, group] of groups) {
     const customer = customers.get(customerId) as CustomerRow;
@@ -111,8 +119,17 @@ export async function billJobs(
       billed.push(invoice);
       continue;
     }
-    await sendInvoice(ctx, invoice.id, deps);
-    billed.push(await getInvoice(ctx, invoice.id));
+    // The invoice as sent: status, sentAt and its mail, without the send's own link fields.
+    const {
+      portalUrl: _link,
+      emailedTo: _to,
+      ...sent
+    } = await sendInvoice(ctx, invoice.id, {
+      ...deps,
+      settings,
+      customers,
+    });
+    billed.push(sent);
   }
   return billed;
 }
@@ -143,15 +160,15 @@ export async function batchInvoices(
   where?: UnbilledQuery['where'],
 ): Promise<InvoiceDetailView[]> {
   if (input.from > input.to) throw invalidField('from', `must not be after to (${input.to})`);
-  await requireCustomers(ctx, input.customerIds ?? [], 'customerIds');
-  const { timezone } = await getOrgSettings(ctx);
+  const customers = await requireCustomers(ctx, input.customerIds ?? [], 'customerIds');
+  const settings = await getOrgSettings(ctx);
   const jobs = await lockUnbilledJobs(ctx, {
-    from: startOfDayIn(input.from, timezone),
-    to: startOfDayIn(addDays(input.to, 1), timezone),
+    from: startOfDayIn(input.from, settings.timezone),
+    to: startOfDayIn(addDays(input.to, 1), settings.timezone),
     customerIds: input.customerIds,
     where,
   });
-  return billJobs(ctx, jobs, input, deps);
+  return billJobs(ctx, jobs, input, deps, { settings, customers });
 }
 
 /**

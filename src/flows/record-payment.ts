@@ -1,5 +1,6 @@
-import { findRow } from '../modules/invoices/invoices.service.js';
-import { type PaymentInput, receivePayment } from '../modules/payments/payments.service.js';
+import { applyPayment } from '../modules/invoices/invoices.payments.js';
+import { findRow, type InvoiceDetailView } from '../modules/invoices/invoices.service.js';
+import { announcePayment, insertPayment, type PaymentInput } from '../modules/payments/payments.service.js';
 import { getOrgSettings } from '../modules/settings/settings.service.js';
 import { today } from '../platform/dates.js';
 import { invalidField } from '../platform/errors.js';
@@ -7,22 +8,20 @@ import { toCents } from '../platform/money.js';
 import type { Ctx } from '../platform/tenancy.js';
 
 /**
- * `POST /api/invoices/{id}/payments`: the office records money it received.
- *
- * invoices (the invoice, locked FOR UPDATE so concurrent payments queue) → settings (today
- * in the organization's timezone: no payment dated later) → payments (receivePayment: the
- * payment row; invoices applyPayment moves amountPaid and status; invoices' ledger posts
- * receivables and cash; invoice.* and payment.received are emitted). Stripe, deposits and
- * the portal receive money through the same receivePayment.
+ * `POST /api/invoices/{id}/payments`: the office records money it received. Stripe, deposits
+ * and the portal receive money through the payments module's receivePayment, which takes
+ * steps 3 to 5 the same way.
  */
-export async function recordPayment(ctx: Ctx, invoiceId: string, input: PaymentInput) {
+export async function recordPayment(ctx: Ctx, invoiceId: string, input: PaymentInput): Promise<InvoiceDetailView> {
+  // 1. invoices: the invoice, locked FOR UPDATE, so concurrent payments queue and each sees the balance the last one left.
   const invoice = await findRow(ctx, invoiceId, true);
   const amountCents = toCents(input.amount, 'amount');
-  const { timezone } = await getOrgSettings(ctx);
-  const todayDate = today(timezone);
+  // 2. settings: today in the organization's timezone; no payment is dated later.
+  const todayDate = today((await getOrgSettings(ctx)).timezone);
   const paymentDate = input.paymentDate ?? todayDate;
   if (paymentDate > todayDate) throw invalidField('paymentDate', `must not be after today (${todayDate})`);
-  const recorded = await receivePayment(ctx, invoice, {
+  // 3. payments: the payment row; the invoice says what it takes (a closed invoice is a 409, more than the balance a 400).
+  const payment = await insertPayment(ctx, invoice, {
     amountCents,
     paymentDate,
     method: input.method,
@@ -31,5 +30,9 @@ export async function recordPayment(ctx: Ctx, invoiceId: string, input: PaymentI
     processorPaymentId: null,
     keepExcess: false,
   });
-  return recorded.invoice;
+  // 4. invoices: amountPaid and status, the ledger's receivable and cash, invoice.* events.
+  const paid = await applyPayment(ctx, invoice, payment);
+  // 5. payments: payment.received.
+  await announcePayment(ctx, payment, paid);
+  return paid;
 }

@@ -10,7 +10,7 @@ import { invoiceMachine } from './invoices/invoices.transitions.js';
 import { jobMachine } from './jobs/jobs.states.js';
 import { scheduleMachine } from './jobs/schedules/schedules.states.js';
 import { mailMachine } from './mail/mail.states.js';
-import { intentMachine } from './payments/payment-intents.states.js';
+import { intentMachine } from './payments/intents/payment-intents.states.js';
 import { paymentMachine } from './payments/payments.states.js';
 import { poMachine } from './purchase-orders/purchase-orders.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';

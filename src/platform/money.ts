@@ -9,6 +9,9 @@ import { invalidField } from './errors.js';
  */
 const D = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
 
+/** A document (invoice, estimate, purchase order, bill) may total at most 1,000,000,000.00: far above any real job, far below bigint/float limits. */
+export const MAX_TOTAL_CENTS = 100_000_000_000;
+
 /** A JSON money amount → integer cents; more than two decimals is a 400 naming `field`. */
 export function toCents(value: number, field: string): number {
   const d = new D(value);

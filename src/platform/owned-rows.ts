@@ -6,18 +6,19 @@ import type { Ctx } from './tenancy.js';
 type OwnedTable = PgTable & { id: PgColumn; organizationId: PgColumn };
 
 /**
- * One row of an organization's table by id, the lookup every document with its own
- * table repeats (bills, purchase orders): `mine` is the condition, `find` reads the row,
- * FOR UPDATE when it is about to change, or answers 404 naming `label`.
+ * One row of an organization's table by id, the lookup every module with its own tables
+ * needs: `mine` is the condition, `find` reads the row, FOR UPDATE when it is about to
+ * change, or answers 404 naming `label`. `shown` narrows the rows a lookup may find (a
+ * payment intent Stripe has not answered for yet is not shown).
  */
-export function ownedRows<T extends OwnedTable>(table: T, label: string) {
+export function ownedRows<T extends OwnedTable>(table: T, label: string, shown?: SQL) {
   const mine = (ctx: Ctx, id: string): SQL =>
     and(eq(table.organizationId, ctx.organizationId), eq(table.id, id)) as SQL;
-  async function find(ctx: Ctx, id: string, lock: boolean): Promise<T['$inferSelect']> {
+  async function find(ctx: Ctx, id: string, lock = false): Promise<T['$inferSelect']> {
     const query = ctx.tx
       .select()
       .from(table as PgTable)
-      .where(mine(ctx, id));
+      .where(shown ? and(mine(ctx, id), shown) : mine(ctx, id));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound(label);
     return row as T['$inferSelect'];

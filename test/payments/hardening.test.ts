@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deposits, paymentIntents } from '../../src/db/schema/index.js';
-import { reconciliation } from '../../src/modules/payments/deposits.service.js';
+import { reconciliation } from '../../src/modules/payments/deposits/deposits.service.js';
 import { workerTasks } from '../../src/modules/tasks.js';
 import { inTenant, systemActor } from '../../src/platform/tenancy.js';
 import { createCustomer } from '../factories.js';

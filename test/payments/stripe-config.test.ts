@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configSummary, loadConfig } from '../../src/config.js';
-import { centsToStripeAmount, stripeAmountToCents } from '../../src/modules/payments/stripe-client.js';
+import { centsToStripeAmount, stripeAmountToCents } from '../../src/modules/payments/stripe/stripe-client.js';
 
 describe('STRIPE_API_BASE and Stripe amounts', () => {
   it('leaves the SDK on api.stripe.com unless STRIPE_API_BASE names an origin', () => {

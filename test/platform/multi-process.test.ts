@@ -76,7 +76,7 @@ for (const via of ['direct', 'pgbouncer'] as const)
 
       beforeAll(async () => {
         if (info.kind !== 'postgres') return;
-        const environment = await processEnvironment(`multi_${via}`);
+        const environment = await processEnvironment(`multi_${via}`, { empty: true });
         cleanup = environment.cleanup;
         mailFile = environment.env.MAIL_OUTBOX_FILE as string;
         const ownerUrl = environment.env.DATABASE_URL as string;
@@ -254,7 +254,7 @@ describe.skipIf(!hasRedis)('two API processes sharing one Redis behind a round-r
   let base = '';
 
   beforeAll(async () => {
-    const environment = await processEnvironment('multi-redis');
+    const environment = await processEnvironment('multi-redis', { empty: true });
     cleanup = environment.cleanup;
     const env = {
       ...environment.env,

@@ -14,7 +14,7 @@ describe('npm start / npm run admin as processes', () => {
   let cleanup: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    ({ env, cleanup } = await processEnvironment('e2e'));
+    ({ env, cleanup } = await processEnvironment('e2e', { empty: true }));
   });
   afterAll(async () => cleanup?.());
 

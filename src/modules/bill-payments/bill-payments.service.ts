@@ -1,10 +1,11 @@
 import { and, asc, eq, inArray, lte, type SQL } from 'drizzle-orm';
 import { billPaymentAllocations, billPayments, bills } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
-import { invalidField, notFound } from '../../platform/errors.js';
+import { invalidField } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { statesAccepting, take } from '../../platform/state-machine.js';
@@ -93,15 +94,7 @@ async function emitPayment(
   });
 }
 
-const mine = (ctx: Ctx, id: string) =>
-  and(eq(billPayments.organizationId, ctx.organizationId), eq(billPayments.id, id));
-
-async function findRow(ctx: Ctx, id: string, lock: boolean): Promise<PaymentRow> {
-  const query = ctx.tx.select().from(billPayments).where(mine(ctx, id));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Bill payment');
-  return row;
-}
+const { mine, find: findRow } = ownedRows(billPayments, 'Bill payment');
 
 export async function getBillPayment(ctx: Ctx, id: string) {
   return viewOf(ctx, await findRow(ctx, id, false));

@@ -1,18 +1,19 @@
 import { type AnyColumn, and, asc, eq, getTableColumns, inArray, lt, type SQL, sql, type Table } from 'drizzle-orm';
 import type { estimateLineItems, estimates, invoiceLineItems, invoices } from '../../db/schema/index.js';
 import { listValues } from '../../platform/enum.js';
-import { invalidState, notFound } from '../../platform/errors.js';
+import { invalidState } from '../../platform/errors.js';
 import type { CatalogEvent } from '../../platform/events/catalog.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { type StateMachine, statesAccepting, take, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { type CustomerRow, customerById, requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { type LastEmail, lastEmailsOf, type MailDocumentType } from '../mail/mail.service.js';
-import { createPortalLink, type PortalDocumentType } from '../portal/portal.service.js';
+import { createPortalLink, type PortalDocumentType } from '../portal-links/portal-links.service.js';
 import { getOrgSettings, type OrgSettings } from '../settings/settings.service.js';
 import { queueDocumentMail } from './document-mail.js';
 import {
@@ -37,6 +38,17 @@ import {
  * routes, its machine, its events and its rules; only this plumbing is shared.
  */
 
+/**
+ * What sending a document needs beyond the transaction: the public origin for its portal link
+ * (mail goes through the queue). A caller sending many documents at once (billing the work)
+ * hands in the settings and customers it has already read, so each send reads neither again.
+ */
+export interface SendDeps {
+  baseUrl: string;
+  settings?: OrgSettings | undefined;
+  customers?: ReadonlyMap<string, CustomerRow> | undefined;
+}
+
 type DocumentTable = typeof invoices | typeof estimates;
 type LineTable = typeof invoiceLineItems | typeof estimateLineItems;
 type LineRow = typeof invoiceLineItems.$inferSelect | typeof estimateLineItems.$inferSelect;
@@ -54,14 +66,9 @@ export function documentRows<T extends DocumentTable, S extends string, Tr exten
   const t = table as typeof invoices;
   const resource = machine.resource;
   const label = `${resource.charAt(0).toUpperCase()}${resource.slice(1)}`;
-  const byId = (ctx: Ctx, id: string) => and(eq(t.organizationId, ctx.organizationId), eq(t.id, id));
-  /** The row, locked FOR UPDATE when it is about to change; 404 when missing or another organization's. */
-  const find = async (ctx: Ctx, id: string, lock: boolean): Promise<Row> => {
-    const query = ctx.tx.select().from(t).where(byId(ctx, id));
-    const [row] = lock ? await query.for('update') : await query;
-    if (!row) throw notFound(label);
-    return row as Row;
-  };
+  /** `find`: the row, locked FOR UPDATE when it is about to change; 404 when missing or another organization's. */
+  const { mine: byId, find: findAny } = ownedRows(t, label);
+  const find = (ctx: Ctx, id: string, lock: boolean): Promise<Row> => findAny(ctx, id, lock) as Promise<Row>;
   return {
     byId,
     find,
@@ -354,12 +361,12 @@ export async function sendDocumentLink<V extends { id: string; customerId: strin
   ctx: Ctx,
   type: PortalDocumentType & MailDocumentType,
   view: V,
-  baseUrl: string,
+  deps: SendDeps,
   compose: (m: { settings: OrgSettings; from: string; url: string }) => { subject: string; lines: string[] },
 ): Promise<V & { portalUrl: string; emailedTo: string[] }> {
-  const customer = await customerById(ctx, view.customerId);
-  const settings = await getOrgSettings(ctx);
-  const link = await createPortalLink(ctx, baseUrl, type, view.id);
+  const customer = deps.customers?.get(view.customerId) ?? (await customerById(ctx, view.customerId));
+  const settings = deps.settings ?? (await getOrgSettings(ctx));
+  const link = await createPortalLink(ctx, deps.baseUrl, type, view.id);
   const message = compose({ settings, from: settings.companyName ?? settings.name, url: link.url });
   const { emailedTo, lastEmail } = await queueDocumentMail(ctx, customer, {
     documentType: type,

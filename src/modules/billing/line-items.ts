@@ -1,6 +1,13 @@
 import { Type } from 'typebox';
 import { invalidField } from '../../platform/errors.js';
-import { checkQuantity, computeTotals, fromCents, type Totals, toCents } from '../../platform/money.js';
+import {
+  checkQuantity,
+  computeTotals,
+  fromCents,
+  MAX_TOTAL_CENTS,
+  type Totals,
+  toCents,
+} from '../../platform/money.js';
 import { Money, Nullable } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { requireServices } from '../services/services.refs.js';
@@ -11,8 +18,6 @@ import { requireServices } from '../services/services.refs.js';
  */
 
 export const MAX_LINE_ITEMS = 200;
-/** A document may total at most 1,000,000,000.00: far above any real job, far below bigint/float limits. */
-const MAX_TOTAL_CENTS = 100_000_000_000;
 
 export const LineItemInput = Type.Object(
   {
@@ -50,18 +55,34 @@ export const LineItemsInput = Type.Array(LineItemInput, {
   description: 'At least one line',
 });
 
-export const LineItem = Type.Object(
-  {
-    id: Type.String(),
-    serviceId: Nullable(Type.String()),
+/** What a resource says of a line's fields in its own terms (a job's line, say), where the plain shape says nothing. */
+export interface LineNotes {
+  serviceId?: string;
+  unitPrice?: string;
+  taxable?: string;
+  amount?: string;
+}
+
+const described = (text: string | undefined) => (text === undefined ? {} : { description: text });
+
+/** The one shape of a priced line in a response, for every resource with lines. */
+function lineFields(notes: LineNotes = {}) {
+  return {
+    serviceId: Nullable(Type.String(described(notes.serviceId))),
     description: Type.String(),
     quantity: Type.Number(),
-    unitPrice: Type.Number(),
-    taxable: Type.Boolean(),
-    amount: Type.Number({ description: 'round(quantity × unitPrice), half away from zero' }),
-  },
-  { additionalProperties: false },
-);
+    unitPrice: Type.Number(described(notes.unitPrice)),
+    taxable: Type.Boolean(described(notes.taxable)),
+    amount: Type.Number({ description: notes.amount ?? 'round(quantity × unitPrice), half away from zero' }),
+  };
+}
+
+/** A stored document line (invoices, estimates): the line with its id. */
+export const LineItem = Type.Object({ id: Type.String(), ...lineFields() }, { additionalProperties: false });
+
+/** A line kept inside its owner's row, with no id of its own (a job's, a schedule's). */
+export const UnnumberedLineItem = (notes?: LineNotes) =>
+  Type.Object(lineFields(notes), { additionalProperties: false });
 
 /** A line ready to store: prices in cents, amount computed. */
 export interface PricedLine {

@@ -4,7 +4,7 @@ import { addDays, today } from '../../platform/dates.js';
 import { invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
-import { fromCents, toCents } from '../../platform/money.js';
+import { fromCents, MAX_TOTAL_CENTS, toCents } from '../../platform/money.js';
 import { documentLineRows, ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
@@ -26,9 +26,6 @@ import {
 
 export type BillRow = typeof bills.$inferSelect;
 type LineRow = typeof billLines.$inferSelect;
-
-/** A document may total at most 1,000,000,000.00, as invoices. */
-const MAX_TOTAL_CENTS = 100_000_000_000;
 
 export const billBalanceCents = (r: BillRow) => (r.status === 'void' ? 0 : r.totalCents - r.amountPaidCents);
 

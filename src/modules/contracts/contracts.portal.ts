@@ -1,4 +1,4 @@
-import type { PortalHandler } from '../portal/portal.registry.js';
+import type { PortalHandler } from '../portal-links/portal-links.handlers.js';
 import { signContractInPortal, viewContractInPortal } from './contracts.service.js';
 
 /** The customer's side of a contract link: read it (recorded as `viewed`) and sign it. */

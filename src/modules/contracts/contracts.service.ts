@@ -3,10 +3,11 @@ import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { type ContractLine, contractActivity, contracts } from '../../db/schema/index.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { stamp } from '../../platform/dates.js';
-import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { checkQuantity, computeTotals, fromCents, toCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { canTake, next, withArticle } from '../../platform/state-machine.js';
@@ -23,7 +24,7 @@ import {
 } from '../customers/customers.refs.js';
 import { followContractEnd } from '../jobs/schedules/schedules.service.js';
 import { lastEmailOf, queueMail } from '../mail/mail.service.js';
-import { createPortalLink } from '../portal/portal.service.js';
+import { createPortalLink } from '../portal-links/portal-links.service.js';
 import { findProperty } from '../properties/properties.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { CONTRACT_STATUSES, type ContractStatus, type ContractTrigger, contractMachine } from './contracts.states.js';
@@ -119,14 +120,10 @@ export async function contractDetail(ctx: Ctx, r: ContractRow) {
   };
 }
 
-const byId = (ctx: Ctx, id: string) => and(eq(contracts.organizationId, ctx.organizationId), eq(contracts.id, id));
+const contractRows = ownedRows(contracts, 'Contract');
+const byId = contractRows.mine;
 
-export async function findContract(ctx: Ctx, id: string, lock = false): Promise<ContractRow> {
-  const q = ctx.tx.select().from(contracts).where(byId(ctx, id));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Contract');
-  return row;
-}
+export const findContract = contractRows.find;
 
 interface LineIn {
   description: string;

@@ -2,6 +2,7 @@ import { and, eq, gte, lt, type SQL } from 'drizzle-orm';
 import { timeEntries } from '../../db/schema/index.js';
 import { rangeBound } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -11,7 +12,7 @@ import { instantOf } from './instants.js';
 import type { TimeEntryFilters, UpdateTimeEntryInput } from './time-entries.schemas.js';
 import { type Edit, type TimeEntryRow, timeEntryView } from './time-entries.view.js';
 
-const mine = (ctx: Ctx, id: string) => and(eq(timeEntries.organizationId, ctx.organizationId), eq(timeEntries.id, id));
+const { mine, find: load } = ownedRows(timeEntries, 'Time entry');
 
 /** Newest first by startedAt (then id): the order a payroll review reads them in. */
 export async function listTimeEntries(ctx: Ctx, f: TimeEntryFilters, page: Page) {
@@ -29,13 +30,6 @@ export async function listTimeEntries(ctx: Ctx, f: TimeEntryFilters, page: Page)
     direction: 'desc',
   });
   return { rows: rows.map(timeEntryView), ...more };
-}
-
-async function load(ctx: Ctx, id: string, lock = false) {
-  const q = ctx.tx.select().from(timeEntries).where(mine(ctx, id));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Time entry');
-  return row;
 }
 
 export async function getTimeEntry(ctx: Ctx, id: string) {

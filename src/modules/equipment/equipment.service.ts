@@ -1,9 +1,10 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import { sqlStateOf } from '../../db/pg-errors.js';
 import { equipment, equipmentAssignments, maintenanceLogs } from '../../db/schema/index.js';
-import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import { AppError, invalidField } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -30,7 +31,8 @@ export function equipmentView(r: EquipmentRow) {
   };
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(equipment.organizationId, ctx.organizationId), eq(equipment.id, id));
+const equipmentRows = ownedRows(equipment, 'Equipment');
+const { mine } = equipmentRows;
 
 /** An hour meter only moves forward (operations.md §5), on every write that carries one. */
 export function checkHourMeter(field: string, current: number | null, next: number | null | undefined) {
@@ -90,12 +92,7 @@ export async function listEquipment(
   return { rows: rows.map(equipmentView), ...more };
 }
 
-export async function loadEquipment(ctx: Ctx, id: string, lock = false): Promise<EquipmentRow> {
-  const q = ctx.tx.select().from(equipment).where(mine(ctx, id));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Equipment');
-  return row;
-}
+export const loadEquipment = equipmentRows.find;
 
 export async function getEquipment(ctx: Ctx, id: string) {
   return equipmentView(await loadEquipment(ctx, id));

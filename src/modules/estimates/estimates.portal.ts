@@ -1,4 +1,4 @@
-import type { PortalHandler } from '../portal/portal.registry.js';
+import type { PortalHandler } from '../portal-links/portal-links.handlers.js';
 import { estimatePdf, respondInPortal, viewEstimateInPortal } from './estimates.service.js';
 
 /** The customer opens, approves or declines an estimate from the emailed link. */

@@ -27,7 +27,7 @@ import {
 import { nextDocumentNumber } from '../billing/numbering.js';
 import type { SendDeps } from '../invoices/invoices.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
-import { recordPortalView } from '../portal/portal.service.js';
+import { recordPortalView } from '../portal-links/portal-links.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { estimatePdfSource } from './estimates.pdf.js';
 import {
@@ -184,7 +184,7 @@ export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps) {
     // sentAt is the first send (a resend keeps it): the dashboard counts estimates first sent in a range.
     sentAt: before.sentAt ?? new Date(),
   }));
-  return sendDocumentLink(ctx, 'estimate', view, deps.baseUrl, ({ settings, from, url }) => ({
+  return sendDocumentLink(ctx, 'estimate', view, deps, ({ settings, from, url }) => ({
     subject: `Estimate ${view.estimateNumber} from ${from}`,
     lines: [
       `Estimate ${view.estimateNumber} for ${view.total.toFixed(2)} ${settings.currency} is valid until ${view.expirationDate}.`,

@@ -1,4 +1,4 @@
-import type { PortalHandler } from '../portal/portal.registry.js';
+import type { PortalHandler } from '../portal-links/portal-links.handlers.js';
 import { invoicePdf, viewInvoiceInPortal } from './invoices.service.js';
 
 /** The customer sees the invoice (lines, payments, balance); paying online is the payments module's job. */

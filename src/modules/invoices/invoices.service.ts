@@ -2,7 +2,7 @@ import { and, asc, eq, gt, gte, lt, lte } from 'drizzle-orm';
 import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
-import { emit, emitMany } from '../../platform/events/outbox.js';
+import { emitMany } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
 import type { Page } from '../../platform/pagination.js';
@@ -19,17 +19,17 @@ import {
   documentRows,
   editParties,
   emitMove,
-  insertDraft,
   refuseLockedFields,
+  type SendDeps,
   sendDocumentLink,
-  startDocument,
   totalsView,
   writeEdit,
 } from '../billing/documents.js';
-import { type PricedDocument, totalsColumns } from '../billing/line-items.js';
-import { nextDocumentNumber, nextDocumentNumbers } from '../billing/numbering.js';
+import { type PricedDocument, priceLines, taxRateFor, totalsColumns } from '../billing/line-items.js';
+import { nextDocumentNumbers } from '../billing/numbering.js';
+import { type CustomerRow, requireCustomers, requireProperty } from '../customers/customers.refs.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
-import { recordPortalView } from '../portal/portal.service.js';
+import { recordPortalView } from '../portal-links/portal-links.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { postInvoiceIssued, postInvoiceVoid, postInvoiceWriteOff } from './invoices.ledger.js';
 import { invoicePdfSource } from './invoices.pdf.js';
@@ -46,10 +46,8 @@ export type InvoiceRow = typeof invoices.$inferSelect;
 type LineRow = typeof invoiceLineItems.$inferSelect;
 type PaymentRow = typeof payments.$inferSelect;
 
-/** What `send` needs beyond the transaction: the public origin for links (mail goes through the queue). */
-export interface SendDeps {
-  baseUrl: string;
-}
+/** What `send` needs beyond the transaction (billing/documents.ts names it; callers import it from here too). */
+export type { SendDeps };
 
 /** Nothing is collectable on a void or written-off invoice. */
 export const balanceCents = (r: InvoiceRow) =>
@@ -163,15 +161,9 @@ export interface NewInvoice {
   priced: PricedDocument;
 }
 
-/** Numbers, stores and announces a validated invoice (also used by estimate conversion). */
+/** Numbers, stores and announces a validated invoice (estimate conversion, an installment): insertInvoices of one. */
 export async function insertInvoice(ctx: Ctx, doc: NewInvoice): Promise<InvoiceDetailView> {
-  const { priced, ...columns } = doc;
-  const invoiceNumber = await nextDocumentNumber(ctx, 'invoice');
-  const values = { id: newId('inv'), invoiceNumber, ...columns };
-  const row = await insertDraft<InvoiceRow>(ctx, invoices, invoiceLines, values, priced);
-  const detail = await detailOf(ctx, row);
-  await emit(ctx, 'invoice.created', eventData(detail));
-  return detail;
+  return (await insertInvoices(ctx, [doc]))[0] as InvoiceDetailView;
 }
 
 /**
@@ -227,21 +219,42 @@ const checkDueDate = (invoiceDate: string, dueDate: string) => {
   if (dueDate < invoiceDate) throw invalidField('dueDate', `must not be before invoiceDate (${invoiceDate})`);
 };
 
-export async function createInvoice(ctx: Ctx, input: CreateInvoiceInput): Promise<InvoiceDetailView> {
-  const { settings, customer, priced } = await startDocument(ctx, input);
-  const invoiceDate = input.invoiceDate ?? today(settings.timezone);
-  const dueDate = input.dueDate ?? addDays(invoiceDate, settings.paymentTermsDays);
-  checkDueDate(invoiceDate, dueDate);
-  return insertInvoice(ctx, {
-    customerId: customer.id,
-    propertyId: input.propertyId ?? null,
-    invoiceDate,
-    dueDate,
-    notes: input.notes ?? null,
-    estimateId: null,
-    priced,
-  });
+/**
+ * New invoices from requests (POST /api/invoices, a storm's bill): each customer (400 if
+ * unknown), property (400 unless the customer's), priced lines and dates checked before the
+ * first write, with the settings and the customers read once, then stored as one batch.
+ */
+export async function createInvoices(ctx: Ctx, inputs: CreateInvoiceInput[]): Promise<InvoiceDetailView[]> {
+  if (inputs.length === 0) return [];
+  const settings = await getOrgSettings(ctx);
+  const customers = await requireCustomers(
+    ctx,
+    inputs.map((i) => i.customerId),
+    'customerId',
+  );
+  const docs: NewInvoice[] = [];
+  for (const input of inputs) {
+    const customer = customers.get(input.customerId) as CustomerRow;
+    if (input.propertyId) await requireProperty(ctx, customer.id, input.propertyId);
+    const priced = await priceLines(ctx, input.lineItems, taxRateFor(customer, settings.taxRate));
+    const invoiceDate = input.invoiceDate ?? today(settings.timezone);
+    const dueDate = input.dueDate ?? addDays(invoiceDate, settings.paymentTermsDays);
+    checkDueDate(invoiceDate, dueDate);
+    docs.push({
+      customerId: customer.id,
+      propertyId: input.propertyId ?? null,
+      invoiceDate,
+      dueDate,
+      notes: input.notes ?? null,
+      estimateId: null,
+      priced,
+    });
+  }
+  return insertInvoices(ctx, docs);
 }
+
+export const createInvoice = async (ctx: Ctx, input: CreateInvoiceInput): Promise<InvoiceDetailView> =>
+  (await createInvoices(ctx, [input]))[0] as InvoiceDetailView;
 
 export interface UpdateInvoiceInput extends DocumentPatch {
   invoiceDate?: string | undefined;
@@ -306,7 +319,7 @@ export const writeOffInvoice = async (ctx: Ctx, id: string) => (await transition
  */
 export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
   const { detail } = await transition(ctx, id, 'send', { sentAt: new Date() });
-  return sendDocumentLink(ctx, 'invoice', detail, deps.baseUrl, ({ settings, from, url }) => ({
+  return sendDocumentLink(ctx, 'invoice', detail, deps, ({ settings, from, url }) => ({
     subject: `Invoice ${detail.invoiceNumber} from ${from}`,
     lines: [
       `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import type { StoredJobLine } from '../../db/schema/index.js';
-import { Nullable } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import {
   finish,
@@ -12,6 +11,7 @@ import {
   type PricedDocument,
   priceLines,
   storedToPriced,
+  UnnumberedLineItem,
 } from '../billing/line-items.js';
 
 /*
@@ -27,17 +27,12 @@ export const JobLineItemsInput = Type.Array(LineItemInput, {
     'Priced lines, as invoice lines: a serviceId line takes its description, unitPrice and taxable from the catalog when omitted; [] removes every line',
 });
 
-export const JobLineItem = Type.Object(
-  {
-    serviceId: Nullable(Type.String({ description: 'Catalog service (GET /api/services), if the line came from one' })),
-    description: Type.String(),
-    quantity: Type.Number(),
-    unitPrice: Type.Number({ description: 'Price per unit' }),
-    taxable: Type.Boolean({ description: 'Whether the invoice made from this job taxes the line' }),
-    amount: Type.Number({ description: 'round(quantity × unitPrice), half away from zero, exactly as on invoices' }),
-  },
-  { additionalProperties: false },
-);
+export const JobLineItem = UnnumberedLineItem({
+  serviceId: 'Catalog service (GET /api/services), if the line came from one',
+  unitPrice: 'Price per unit',
+  taxable: 'Whether the invoice made from this job taxes the line',
+  amount: 'round(quantity × unitPrice), half away from zero, exactly as on invoices',
+});
 
 export interface PricedJobLines {
   lineItems: StoredJobLine[];

@@ -1,18 +1,28 @@
 import { and, asc, eq, gte, inArray } from 'drizzle-orm';
-import { contracts, invoices, jobs } from '../../db/schema/index.js';
+import { contracts, jobs } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
 import { notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { invoiceRefs } from '../invoices/invoices.refs.js';
 import { orgTimezone } from '../settings/settings.service.js';
+
+/**
+ * The customer a portal document names: an invoice's through the invoices module (which
+ * does not import jobs); a contract's read here, since contracts import jobs (schedules).
+ */
+async function documentCustomer(ctx: Ctx, documentType: string, documentId: string) {
+  if (documentType === 'invoice') return (await invoiceRefs(ctx, [documentId])).get(documentId);
+  if (documentType !== 'contract') return undefined;
+  const [row] = await ctx.tx
+    .select({ customerId: contracts.customerId })
+    .from(contracts)
+    .where(and(eq(contracts.organizationId, ctx.organizationId), eq(contracts.id, documentId)));
+  return row;
+}
 
 /** The customer's upcoming visits, as the portal shows them (no internal notes or assignees). */
 export async function upcomingVisitsOf(ctx: Ctx, documentType: string, documentId: string) {
-  const table = documentType === 'contract' ? contracts : documentType === 'invoice' ? invoices : null;
-  if (!table) throw notFound('Visits');
-  const [doc] = await ctx.tx
-    .select({ customerId: table.customerId })
-    .from(table)
-    .where(and(eq(table.organizationId, ctx.organizationId), eq(table.id, documentId)));
+  const doc = await documentCustomer(ctx, documentType, documentId);
   if (!doc) throw notFound('Visits');
   const from = today(await orgTimezone(ctx));
   const rows = await ctx.tx

@@ -4,9 +4,9 @@ import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { SendDeps } from '../invoices/invoices.service.js';
+import type { SendDeps } from '../billing/documents.js';
 import { expandParties, expansionsOf } from '../properties/properties.expand.js';
-import { applyDayRoute, dayRoute } from './jobs.route.js';
+import { applyDayRoute, dayRoute } from './jobs.day-route.js';
 import {
   CalendarQuery,
   CalendarResponse,

@@ -4,8 +4,8 @@ import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { Envelope, IdParams } from '../../platform/schemas.js';
 import { type Ctx, inTenant, systemActor } from '../../platform/tenancy.js';
-import depositRoutes from './deposits.routes.js';
-import paymentIntentRoutes from './payment-intents.routes.js';
+import depositRoutes from './deposits/deposits.routes.js';
+import paymentIntentRoutes from './intents/payment-intents.routes.js';
 import {
   PaymentListQuery,
   PaymentListResponse,
@@ -16,9 +16,9 @@ import {
   StripeParams,
 } from './payments.schemas.js';
 import { getPayment, listPayments, type RecordedRefund } from './payments.service.js';
-import { stripeSecretOfOrganization, verifiedStripeEvent } from './payments.stripe.js';
-import { type StripeDeps, stripeDeps } from './stripe-client.js';
-import { applyStripeEvent, HANDLED_STRIPE_EVENTS } from './stripe-events.js';
+import { stripeSecretOfOrganization, verifiedStripeEvent } from './stripe/payments.stripe.js';
+import { type StripeDeps, stripeDeps } from './stripe/stripe-client.js';
+import { applyStripeEvent, HANDLED_STRIPE_EVENTS } from './stripe/stripe-events.js';
 
 /**
  * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this

@@ -1,28 +1,19 @@
 import { and, asc, eq, gt, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import { paymentRefunds, payments } from '../../db/schema/index.js';
-import { today } from '../../platform/dates.js';
-import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { take, withArticle } from '../../platform/state-machine.js';
+import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { calendarBound } from '../billing/date-filter.js';
-import { postInvoiceIssued, postInvoicePayment, postPaymentRefund } from '../invoices/invoices.ledger.js';
-import { applyPayment, reversePayment } from '../invoices/invoices.payments.js';
+import { applyPayment, applyRefund, paymentShare } from '../invoices/invoices.payments.js';
 import { type InvoiceRef, invoiceIdsOfCustomer, invoiceRefs } from '../invoices/invoices.refs.js';
 import type { PaymentMethod } from '../invoices/invoices.schemas.js';
-import {
-  balanceCents,
-  detailOf,
-  emitInvoiceTransition,
-  eventData,
-  type InvoiceDetailView,
-  type InvoiceRow,
-} from '../invoices/invoices.service.js';
-import { acceptsPayment, type InvoiceStatus, type InvoiceTrigger } from '../invoices/invoices.transitions.js';
+import { eventData, type InvoiceDetailView, type InvoiceRow } from '../invoices/invoices.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import {
   type PaymentOrigin,
@@ -76,15 +67,7 @@ async function paymentDetail(ctx: Ctx, row: PaymentRow, invoice?: InvoiceRef): P
   return { ...paymentView(row, ref), refunds: refunds.map(refundView) };
 }
 
-async function findPayment(ctx: Ctx, id: string, lock: boolean): Promise<PaymentRow> {
-  const query = ctx.tx
-    .select()
-    .from(payments)
-    .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.id, id)));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Payment');
-  return row;
-}
+const findPayment = ownedRows(payments, 'Payment').find;
 
 export async function getPayment(ctx: Ctx, id: string): Promise<PaymentDetailView> {
   return paymentDetail(ctx, await findPayment(ctx, id, false));
@@ -148,23 +131,13 @@ export interface RecordedPayment {
 }
 
 /**
- * THE money movement for money received: every payment, whatever its origin, is
- * recorded here (ledger postings hook in here). `invoice` must be locked FOR UPDATE
- * by the caller, so concurrent payments queue and each sees the balance the previous
- * one left: the balance never goes below zero and no payment counts twice.
+ * The row of money received on `invoice`, which the caller holds FOR UPDATE, so concurrent
+ * payments queue and each sees the balance the previous one left: the balance never goes
+ * below zero and no payment counts twice. The invoices module says how much the invoice takes
+ * (paymentShare); what it cannot take is kept on the payment as unapplied, never dropped.
  */
-export async function receivePayment(ctx: Ctx, invoice: InvoiceRow, input: IncomingPayment): Promise<RecordedPayment> {
-  const status = invoice.status as InvoiceStatus;
-  const open = acceptsPayment(status);
-  if (!open && !input.keepExcess) {
-    throw invalidState(`Cannot record a payment on ${withArticle(`${status} invoice`)}`);
-  }
-  if (input.amountCents <= 0) throw invalidField('amount', 'must be greater than 0');
-  const balance = open ? balanceCents(invoice) : 0;
-  if (!input.keepExcess && input.amountCents > balance) {
-    throw invalidField('amount', `must not exceed the balance (${fromCents(balance)})`);
-  }
-  const applied = Math.min(input.amountCents, balance);
+export async function insertPayment(ctx: Ctx, invoice: InvoiceRow, input: IncomingPayment): Promise<PaymentRow> {
+  const applied = paymentShare(invoice, input.amountCents, input.keepExcess);
   const row: PaymentRow = {
     id: newId('pay'),
     organizationId: ctx.organizationId,
@@ -181,24 +154,30 @@ export async function receivePayment(ctx: Ctx, invoice: InvoiceRow, input: Incom
     createdAt: new Date(),
   };
   await ctx.tx.insert(payments).values(row);
+  return row;
+}
 
-  let trigger: InvoiceTrigger | undefined;
-  let current = invoice;
-  if (applied > 0) ({ invoice: current, trigger } = await applyPayment(ctx, invoice, applied, balance));
-  // Paid straight from draft: the invoice enters receivables first, then the payment clears it.
-  if (status === 'draft' && applied > 0) await postInvoiceIssued(ctx, current);
-  await postInvoicePayment(ctx, invoice, row);
-  const detail = await detailOf(ctx, current);
-  if (trigger) await emitInvoiceTransition(ctx, trigger, status, detail);
+/** payment.received, with the invoice as the payment left it; returns the payment's view. */
+export async function announcePayment(ctx: Ctx, row: PaymentRow, invoice: InvoiceDetailView): Promise<PaymentView> {
   const payment = paymentView(row, invoice);
   await emit(ctx, 'payment.received', {
     paymentId: row.id,
-    ...eventData(detail),
+    ...eventData(invoice),
     amount: fromCents(row.amountCents),
     origin: row.origin,
     payment,
   });
-  return { payment, invoice: detail };
+  return payment;
+}
+
+/**
+ * Money received from elsewhere than the office (Stripe, deposits, the portal): the steps of
+ * flows/record-payment.ts after its date check. `invoice` is locked FOR UPDATE by the caller.
+ */
+export async function receivePayment(ctx: Ctx, invoice: InvoiceRow, input: IncomingPayment): Promise<RecordedPayment> {
+  const row = await insertPayment(ctx, invoice, input);
+  const detail = await applyPayment(ctx, invoice, row);
+  return { payment: await announcePayment(ctx, row, detail), invoice: detail };
 }
 
 export interface PaymentInput {
@@ -228,19 +207,17 @@ export async function paidInvoiceId(ctx: Ctx, paymentId: string): Promise<string
 }
 
 /**
- * THE money movement for money given back (ledger postings hook in here). `invoice` is the
- * one the payment paid, locked FOR UPDATE by the caller; the payment is locked here (the
- * order every payment path takes), so concurrent refunds queue and each sees what the
- * previous one left: the refunds of a payment never add up to more than it. The unapplied
- * excess goes back first; only the rest is taken off the invoice's amountPaid, whose
- * status then follows the transition table.
+ * The refund of a payment: the payment locked (after its invoice, which the caller holds FOR
+ * UPDATE: the order every payment path takes), so concurrent refunds queue and each sees what
+ * the previous one left; the refunds of a payment never add up to more than it. The unapplied
+ * excess goes back first; the rest (`appliedCents`) is the invoice's to take off amountPaid
+ * (invoices' applyRefund). Returns the refund row and the payment row after it.
  */
-export async function refundPayment(
+export async function insertRefund(
   ctx: Ctx,
-  invoice: InvoiceRow,
   paymentId: string,
   input: OutgoingRefund,
-): Promise<RecordedRefund> {
+): Promise<{ refund: RefundRow; payment: PaymentRow }> {
   const payment = await findPayment(ctx, paymentId, true);
   const refundable = payment.amountCents - payment.refundedCents;
   const amount = input.amountCents ?? refundable;
@@ -250,13 +227,12 @@ export async function refundPayment(
     throw invalidField('amount', `must not exceed the refundable rest (${fromCents(refundable)})`);
 
   const fromUnapplied = Math.min(amount, payment.unappliedCents);
-  const fromInvoice = amount - fromUnapplied;
   const refund: RefundRow = {
     id: newId('rfd'),
     organizationId: ctx.organizationId,
     paymentId,
     amountCents: amount,
-    appliedCents: fromInvoice,
+    appliedCents: amount - fromUnapplied,
     reason: input.reason,
     origin: input.origin,
     processorRefundId: input.processorRefundId,
@@ -264,7 +240,7 @@ export async function refundPayment(
   };
   await ctx.tx.insert(paymentRefunds).values(refund);
   const refundedCents = payment.refundedCents + amount;
-  const [updatedPayment] = await ctx.tx
+  const [updated] = await ctx.tx
     .update(payments)
     .set({
       refundedCents,
@@ -277,34 +253,44 @@ export async function refundPayment(
     })
     .where(and(eq(payments.organizationId, ctx.organizationId), eq(payments.id, paymentId)))
     .returning();
+  return { refund, payment: updated as PaymentRow };
+}
 
-  let current = invoice;
-  let trigger: InvoiceTrigger | undefined;
-  if (fromInvoice > 0) {
-    const { timezone } = await getOrgSettings(ctx);
-    ({ invoice: current, trigger } = await reversePayment(
-      ctx,
-      invoice,
-      fromInvoice,
-      invoice.dueDate < today(timezone),
-    ));
-  }
-  await postPaymentRefund(ctx, invoice, refund);
-  const invoiceDetail = await detailOf(ctx, current);
-  if (trigger) await emitInvoiceTransition(ctx, trigger, invoice.status, invoiceDetail);
-  const paymentAfter = await paymentDetail(ctx, updatedPayment as PaymentRow, invoice);
+/** payment.refunded, with the payment after the refund and its invoice; returns the refund and the payment. */
+export async function announceRefund(
+  ctx: Ctx,
+  refund: RefundRow,
+  payment: PaymentRow,
+  invoice: InvoiceDetailView,
+): Promise<RecordedRefund> {
+  const paymentAfter = await paymentDetail(ctx, payment, invoice);
   const refundOut = refundView(refund);
   await emit(ctx, 'payment.refunded', {
-    paymentId,
+    paymentId: payment.id,
     invoiceId: invoice.id,
     refundId: refund.id,
-    refundedAmount: fromCents(amount),
-    origin: input.origin,
-    reason: input.reason,
+    refundedAmount: fromCents(refund.amountCents),
+    origin: refund.origin,
+    reason: refund.reason,
     payment: paymentAfter,
     refund: refundOut,
   });
-  return { refund: refundOut, payment: paymentAfter, invoice: invoiceDetail };
+  return { refund: refundOut, payment: paymentAfter, invoice };
+}
+
+/**
+ * Money given back from elsewhere than the office (Stripe's refunds): the steps of
+ * flows/refund-payment.ts after its lock. `invoice` is the one the payment paid, locked FOR UPDATE.
+ */
+export async function refundPayment(
+  ctx: Ctx,
+  invoice: InvoiceRow,
+  paymentId: string,
+  input: OutgoingRefund,
+): Promise<RecordedRefund> {
+  const { refund, payment } = await insertRefund(ctx, paymentId, input);
+  const detail = await applyRefund(ctx, invoice, refund);
+  return announceRefund(ctx, refund, payment, detail);
 }
 
 /** The payment Stripe's PaymentIntent became, if it was recorded. */

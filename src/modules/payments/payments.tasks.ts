@@ -5,8 +5,8 @@ import { invoices, paymentIntents } from '../../db/schema/index.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
 import { acceptsPayment, invoiceMachine } from '../invoices/invoices.transitions.js';
-import { cancelIntentOfClosedInvoice } from './payment-intents.service.js';
-import { type StripeDeps, stripeDeps } from './stripe-client.js';
+import { cancelIntentOfClosedInvoice } from './intents/payment-intents.service.js';
+import { type StripeDeps, stripeDeps } from './stripe/stripe-client.js';
 
 const BATCH = 50;
 /**

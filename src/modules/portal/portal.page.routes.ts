@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { StripeDeps } from '../payments/stripe-client.js';
+import type { StripeDeps } from '../payments/stripe/stripe-client.js';
+import type { PortalHandlers } from '../portal-links/portal-links.handlers.js';
 import { type PortalAssets, renderFailurePage, renderPortalPage } from './portal.html.js';
 import { loadPortalPage } from './portal.page.js';
-import type { PortalHandlers } from './portal.registry.js';
 
 /*
  * The customer page at /portal/{token}: the emailed link (/api/portal/{token}) sends a

@@ -3,11 +3,11 @@ import { today } from '../../platform/dates.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { customerById, customerName } from '../customers/customers.refs.js';
 import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
-import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe-client.js';
+import { type StripeDeps, stripeKeyOrNull } from '../payments/stripe/stripe-client.js';
+import type { PortalHandlers, PortalRequestMeta } from '../portal-links/portal-links.handlers.js';
+import { lookupPortalLink, type PortalDocumentType } from '../portal-links/portal-links.service.js';
 import { serviceAddressOf } from '../properties/properties.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
-import type { PortalHandlers, PortalRequestMeta } from './portal.registry.js';
-import { lookupPortalLink, type PortalDocumentType } from './portal.service.js';
 
 /** Who the customer deals with, as the page shows it (from the organization's settings). */
 export interface PortalCompany {

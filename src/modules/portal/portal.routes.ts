@@ -6,12 +6,12 @@ import { PdfResponse, sendPdf } from '../../platform/pdf.js';
 import { DateOnly, DateTime, Envelope, Nullable } from '../../platform/schemas.js';
 import { inTenant } from '../../platform/tenancy.js';
 import { upcomingVisitsOf } from '../jobs/jobs.portal.js';
-import { IntentResponse, PortalPayBody } from '../payments/payment-intents.schemas.js';
-import { payFromPortal } from '../payments/payment-intents.service.js';
-import { stripeDeps } from '../payments/stripe-client.js';
+import { IntentResponse, PortalPayBody } from '../payments/intents/payment-intents.schemas.js';
+import { payFromPortal } from '../payments/intents/payment-intents.service.js';
+import { stripeDeps } from '../payments/stripe/stripe-client.js';
+import type { PortalHandlers } from '../portal-links/portal-links.handlers.js';
+import { resolvePortalToken } from '../portal-links/portal-links.service.js';
 import { prefersHtml, registerPortalPage } from './portal.page.routes.js';
-import type { PortalHandlers } from './portal.registry.js';
-import { resolvePortalToken } from './portal.service.js';
 
 const PortalDocument = Envelope(
   Type.Object({

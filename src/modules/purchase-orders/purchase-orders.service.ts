@@ -4,7 +4,7 @@ import { today } from '../../platform/dates.js';
 import { invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
-import { checkQuantity, fromCents, lineAmountCents, toCents } from '../../platform/money.js';
+import { checkQuantity, fromCents, lineAmountCents, MAX_TOTAL_CENTS, toCents } from '../../platform/money.js';
 import { documentLineRows, ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
@@ -20,8 +20,6 @@ import { PO_TRIGGER_EVENT, type PoStatus, type PoTrigger, poMachine } from './pu
 
 type PoRow = typeof purchaseOrders.$inferSelect;
 type LineRow = typeof purchaseOrderLines.$inferSelect;
-
-const MAX_TOTAL_CENTS = 100_000_000_000;
 
 function poView(r: PoRow, lines: LineRow[]) {
   return {

@@ -6,6 +6,7 @@ import { registrationBlockedReason } from '../../delivery/ssrf.js';
 import { AppError, type FieldIssue, invalidState, notFound } from '../../platform/errors.js';
 import { isKnownEvent, TEST_EVENT } from '../../platform/events/catalog.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { newWebhookSecret, type SecretBox } from '../../platform/secrets.js';
@@ -102,15 +103,7 @@ function invalid(field: string, message: string) {
   return new AppError('VALIDATION_FAILED', `${field}: ${message}`, { details: [{ field, message }] });
 }
 
-async function requireEndpoint(ctx: Ctx, id: string, lock = false): Promise<EndpointRow> {
-  const q = ctx.tx
-    .select()
-    .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.organizationId, ctx.organizationId), eq(webhookEndpoints.id, id)));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Webhook endpoint');
-  return row;
-}
+const requireEndpoint = ownedRows(webhookEndpoints, 'Webhook endpoint').find;
 
 export async function createEndpoint(
   ctx: Ctx,
@@ -263,15 +256,7 @@ export async function listDeliveries(
   return { rows: rows.map(deliveryView), ...more };
 }
 
-async function requireDelivery(ctx: Ctx, id: string, lock = false): Promise<DeliveryRow> {
-  const q = ctx.tx
-    .select()
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.organizationId, ctx.organizationId), eq(webhookDeliveries.id, id)));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Webhook delivery');
-  return row;
-}
+const requireDelivery = ownedRows(webhookDeliveries, 'Webhook delivery').find;
 
 export async function getDelivery(ctx: Ctx, id: string) {
   const row = await requireDelivery(ctx, id);

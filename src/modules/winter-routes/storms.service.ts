@@ -3,6 +3,7 @@ import { storms, winterRoutes, winterRuns, winterVisits } from '../../db/schema/
 import { AppError, invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
@@ -69,18 +70,14 @@ export const runView = (r: RunRow, visits: VisitRow[]) => ({
   updatedAt: r.updatedAt,
 });
 
-const stormMine = (ctx: Ctx, id: string) => and(eq(storms.organizationId, ctx.organizationId), eq(storms.id, id));
+const stormRows = ownedRows(storms, 'Storm');
+const stormMine = stormRows.mine;
 
 function checkEnd(startedAt: Date, endedAt: Date | null) {
   if (endedAt && endedAt < startedAt) throw invalidField('endedAt', 'must not be before startedAt');
 }
 
-export async function loadStorm(ctx: Ctx, id: string, lock = false): Promise<StormRow> {
-  const q = ctx.tx.select().from(storms).where(stormMine(ctx, id));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Storm');
-  return row;
-}
+export const loadStorm = stormRows.find;
 
 export async function createStorm(ctx: Ctx, input: CreateStormInput) {
   const startedAt = new Date(input.startedAt);
@@ -257,15 +254,7 @@ export async function dispatch(ctx: Ctx, stormId: string, input: DispatchInput) 
   };
 }
 
-export async function loadRun(ctx: Ctx, id: string, lock = false): Promise<RunRow> {
-  const q = ctx.tx
-    .select()
-    .from(winterRuns)
-    .where(and(eq(winterRuns.organizationId, ctx.organizationId), eq(winterRuns.id, id)));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Run');
-  return row;
-}
+export const loadRun = ownedRows(winterRuns, 'Run').find;
 
 export async function listRuns(
   ctx: Ctx,

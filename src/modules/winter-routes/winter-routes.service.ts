@@ -1,8 +1,9 @@
 import { and, asc, eq, inArray, notInArray, type SQL, sql } from 'drizzle-orm';
 import { winterRouteStops, winterRoutes, winterRuns } from '../../db/schema/index.js';
-import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import { AppError, invalidField } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { optimizeRoute, roundKm } from '../../platform/route-optimizer.js';
@@ -74,15 +75,10 @@ export function routeView(r: RouteRow, stops: StopRow[]) {
   };
 }
 
-const mine = (ctx: Ctx, id: string) =>
-  and(eq(winterRoutes.organizationId, ctx.organizationId), eq(winterRoutes.id, id));
+const routeRows = ownedRows(winterRoutes, 'Winter route');
+const { mine } = routeRows;
 
-export async function loadRoute(ctx: Ctx, id: string, lock = false): Promise<RouteRow> {
-  const q = ctx.tx.select().from(winterRoutes).where(mine(ctx, id));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Winter route');
-  return row;
-}
+export const loadRoute = routeRows.find;
 
 /** Stops of the given routes, in sequence, by route id. */
 export async function stopsOf(ctx: Ctx, routeIds: string[]): Promise<Map<string, StopRow[]>> {

@@ -1,8 +1,9 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import { sqlStateOf } from '../../db/pg-errors.js';
 import { workflowRuns, workflows } from '../../db/schema/index.js';
-import { AppError, type FieldIssue, notFound } from '../../platform/errors.js';
+import { AppError, type FieldIssue } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -101,7 +102,7 @@ async function writing<T>(name: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(workflows.organizationId, ctx.organizationId), eq(workflows.id, id));
+const { mine, find: loadWorkflow } = ownedRows(workflows, 'Workflow');
 
 export async function createWorkflow(ctx: Ctx, input: CreateWorkflowInput) {
   const conditions = input.conditions ?? [];
@@ -125,13 +126,6 @@ export async function createWorkflow(ctx: Ctx, input: CreateWorkflowInput) {
       .returning(),
   );
   return workflowView(row as WorkflowRow);
-}
-
-async function loadWorkflow(ctx: Ctx, id: string, lock = false): Promise<WorkflowRow> {
-  const q = ctx.tx.select().from(workflows).where(mine(ctx, id));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Workflow');
-  return row;
 }
 
 export async function getWorkflow(ctx: Ctx, id: string) {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { CalendarDateIn } from '../../../platform/calendar-date.js';
 import { StringEnum } from '../../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } from '../../../platform/schemas.js';
-import { LineItemInput, MAX_LINE_ITEMS } from '../../billing/line-items.js';
+import { LineItemInput, MAX_LINE_ITEMS, UnnumberedLineItem } from '../../billing/line-items.js';
 import { DurationMinutes, JobDetail, StartTime } from '../jobs.schemas.js';
 import { SCHEDULE_STATUSES } from './schedules.states.js';
 
@@ -78,17 +78,7 @@ const BillingOut = Type.Object(
   { additionalProperties: false },
 );
 
-const LineOut = Type.Object(
-  {
-    serviceId: Nullable(Type.String()),
-    description: Type.String(),
-    quantity: Type.Number(),
-    unitPrice: Type.Number(),
-    taxable: Type.Boolean(),
-    amount: Type.Number({ description: 'round(quantity × unitPrice), half away from zero' }),
-  },
-  { additionalProperties: false },
-);
+const LineOut = UnnumberedLineItem();
 
 export const Schedule = Type.Object(
   {

@@ -1,4 +1,4 @@
-import { stateMachine } from '../../platform/state-machine.js';
+import { stateMachine } from '../../../platform/state-machine.js';
 
 /**
  * A payment intent's status mirrors Stripe's PaymentIntent, reduced to what the office

@@ -1,13 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { inRequestTenant } from '../../platform/access.js';
-import { pageOf, sendPage } from '../../platform/pagination.js';
-import { EmptyBody, IdParams } from '../../platform/schemas.js';
-import { transitionTable } from '../../platform/state-machine.js';
+import { inRequestTenant } from '../../../platform/access.js';
+import { pageOf, sendPage } from '../../../platform/pagination.js';
+import { EmptyBody, IdParams } from '../../../platform/schemas.js';
+import { transitionTable } from '../../../platform/state-machine.js';
+import type { StripeDeps } from '../stripe/stripe-client.js';
 import { CreateIntentBody, IntentListQuery, IntentListResponse, IntentResponse } from './payment-intents.schemas.js';
 import { cancelIntent, createIntent, getIntent, listIntents, type TenantRunner } from './payment-intents.service.js';
 import { intentMachine } from './payment-intents.states.js';
-import type { StripeDeps } from './stripe-client.js';
 
 export default async function paymentIntentRoutes(fastify: FastifyInstance, opts: { stripe: StripeDeps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

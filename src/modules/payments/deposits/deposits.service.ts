@@ -1,22 +1,23 @@
 import { and, asc, eq, gte, inArray, isNull, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
-import { sqlStateOf } from '../../db/pg-errors.js';
-import { depositPayments, deposits, failedPayouts, invoices, payments } from '../../db/schema/index.js';
-import { today } from '../../platform/dates.js';
-import { AppError, invalidField, notFound } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import { fromCents, toCents } from '../../platform/money.js';
-import { listPage } from '../../platform/page-query.js';
-import type { Page } from '../../platform/pagination.js';
-import { withArticle } from '../../platform/state-machine.js';
-import type { Ctx } from '../../platform/tenancy.js';
-import { calendarBound } from '../billing/date-filter.js';
-import type { PaymentMethod } from '../invoices/invoices.schemas.js';
-import { getOrgSettings } from '../settings/settings.service.js';
-import { DEPOSITABLE_METHODS, type DepositOrigin } from './payment-intents.states.js';
-import type { PaymentOrigin } from './payments.states.js';
-import { checkCurrency, type StripeOutcome } from './payments.stripe.js';
-import { type StripeDeps, stripeAmountToCents, stripeClient, stripeKeyOrNull } from './stripe-client.js';
+import { sqlStateOf } from '../../../db/pg-errors.js';
+import { depositPayments, deposits, failedPayouts, payments } from '../../../db/schema/index.js';
+import { today } from '../../../platform/dates.js';
+import { AppError, invalidField, notFound } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { fromCents, toCents } from '../../../platform/money.js';
+import { listPage } from '../../../platform/page-query.js';
+import type { Page } from '../../../platform/pagination.js';
+import { withArticle } from '../../../platform/state-machine.js';
+import type { Ctx } from '../../../platform/tenancy.js';
+import { calendarBound } from '../../billing/date-filter.js';
+import { type InvoiceRef, invoiceRefs } from '../../invoices/invoices.refs.js';
+import type { PaymentMethod } from '../../invoices/invoices.schemas.js';
+import { getOrgSettings } from '../../settings/settings.service.js';
+import { DEPOSITABLE_METHODS, type DepositOrigin } from '../intents/payment-intents.states.js';
+import type { PaymentOrigin } from '../payments.states.js';
+import { checkCurrency, type StripeOutcome } from '../stripe/payments.stripe.js';
+import { type StripeDeps, stripeAmountToCents, stripeClient, stripeKeyOrNull } from '../stripe/stripe-client.js';
 
 type DepositRow = typeof deposits.$inferSelect;
 type PaymentRow = typeof payments.$inferSelect;
@@ -406,9 +407,8 @@ export async function reconciliation(ctx: Ctx, q: ReconciliationQuery, listLimit
   );
   // The list is capped in SQL; the count and the total cover every undeposited payment.
   const undeposited = await ctx.tx
-    .select({ payment: payments, invoiceNumber: invoices.invoiceNumber, customerId: invoices.customerId })
+    .select({ payment: payments })
     .from(payments)
-    .innerJoin(invoices, and(eq(invoices.organizationId, payments.organizationId), eq(invoices.id, payments.invoiceId)))
     .leftJoin(depositPayments, depositLink)
     .where(and(...paymentWhere))
     .orderBy(asc(payments.paymentDate), asc(payments.createdAt), asc(payments.id))
@@ -435,15 +435,20 @@ export async function reconciliation(ctx: Ctx, q: ReconciliationQuery, listLimit
     depositRows.map((d) => d.id),
   );
   const views = depositRows.map((d) => depositView(d, totals.get(d.id) as DepositTotals));
+  // Each listed payment's invoice number and customer, from the invoices module in one read.
+  const refs = await invoiceRefs(
+    ctx,
+    undeposited.map(({ payment }) => payment.invoiceId),
+  );
 
   return {
     from: from ?? null,
     to: to ?? null,
-    undepositedPayments: undeposited.map(({ payment: p, invoiceNumber, customerId }) => ({
+    undepositedPayments: undeposited.map(({ payment: p }) => ({
       id: p.id,
       invoiceId: p.invoiceId,
-      invoiceNumber,
-      customerId,
+      invoiceNumber: (refs.get(p.invoiceId) as InvoiceRef).invoiceNumber,
+      customerId: (refs.get(p.invoiceId) as InvoiceRef).customerId,
       paymentDate: p.paymentDate,
       method: p.method as PaymentMethod,
       origin: p.origin as PaymentOrigin,

@@ -1,8 +1,8 @@
 import type Stripe from 'stripe';
-import type { Ctx } from '../../platform/tenancy.js';
-import { payoutFailed, payoutIntentIds, planPayout, recordPayout } from './deposits.service.js';
-import { moveIntentByEvent, type TenantRunner } from './payment-intents.service.js';
-import type { IntentAction } from './payment-intents.states.js';
+import type { Ctx } from '../../../platform/tenancy.js';
+import { payoutFailed, payoutIntentIds, planPayout, recordPayout } from '../deposits/deposits.service.js';
+import { moveIntentByEvent, type TenantRunner } from '../intents/payment-intents.service.js';
+import type { IntentAction } from '../intents/payment-intents.states.js';
 import { idOf, paymentIntentSucceeded, type StripeOutcome, stripeRefunds } from './payments.stripe.js';
 import type { StripeDeps } from './stripe-client.js';
 

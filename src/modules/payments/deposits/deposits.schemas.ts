@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../platform/enum.js';
-import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { PAYMENT_METHODS } from '../invoices/invoices.schemas.js';
-import { DEPOSIT_ORIGINS } from './payment-intents.states.js';
-import { PAYMENT_ORIGINS } from './payments.states.js';
+import { StringEnum } from '../../../platform/enum.js';
+import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../../platform/schemas.js';
+import { PAYMENT_METHODS } from '../../invoices/invoices.schemas.js';
+import { DEPOSIT_ORIGINS } from '../intents/payment-intents.states.js';
+import { PAYMENT_ORIGINS } from '../payments.states.js';
 
 export const Deposit = Type.Object(
   {

@@ -1,15 +1,25 @@
 import { and, eq, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import type Stripe from 'stripe';
-import { paymentIntents } from '../../db/schema/index.js';
-import { AppError, invalidField, invalidState, notFound } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import { fromCents, toCents } from '../../platform/money.js';
-import { listPage } from '../../platform/page-query.js';
-import type { Page } from '../../platform/pagination.js';
-import { canTake, take, withArticle } from '../../platform/state-machine.js';
-import type { Ctx } from '../../platform/tenancy.js';
-import { balanceCents, findRow } from '../invoices/invoices.service.js';
-import { getOrgSettings } from '../settings/settings.service.js';
+import { paymentIntents } from '../../../db/schema/index.js';
+import { AppError, invalidField, invalidState } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { fromCents, toCents } from '../../../platform/money.js';
+import { ownedRows } from '../../../platform/owned-rows.js';
+import { listPage } from '../../../platform/page-query.js';
+import type { Page } from '../../../platform/pagination.js';
+import { canTake, take, withArticle } from '../../../platform/state-machine.js';
+import type { Ctx } from '../../../platform/tenancy.js';
+import { balanceCents, findRow } from '../../invoices/invoices.service.js';
+import { getOrgSettings } from '../../settings/settings.service.js';
+import { paymentByProcessorId } from '../payments.service.js';
+import {
+  centsToStripeAmount,
+  type StripeDeps,
+  stripeClient,
+  stripeFailure,
+  stripeKeyOf,
+  stripeKeyOrNull,
+} from '../stripe/stripe-client.js';
 import {
   type IntentAction,
   type IntentSource,
@@ -19,15 +29,6 @@ import {
   OPEN_INTENT_STATUSES,
   PAYABLE_INVOICE_STATUSES,
 } from './payment-intents.states.js';
-import { paymentByProcessorId } from './payments.service.js';
-import {
-  centsToStripeAmount,
-  type StripeDeps,
-  stripeClient,
-  stripeFailure,
-  stripeKeyOf,
-  stripeKeyOrNull,
-} from './stripe-client.js';
 
 type IntentRow = typeof paymentIntents.$inferSelect;
 
@@ -360,15 +361,8 @@ async function updatePortalAmount(
   });
 }
 
-async function findIntent(ctx: Ctx, id: string, lock: boolean): Promise<IntentRow> {
-  const query = ctx.tx
-    .select()
-    .from(paymentIntents)
-    .where(and(eq(paymentIntents.organizationId, ctx.organizationId), eq(paymentIntents.id, id), shown));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound('Payment intent');
-  return row;
-}
+/** An intent the organization can see (one Stripe has answered for); 404 otherwise. */
+const findIntent = ownedRows(paymentIntents, 'Payment intent', shown).find;
 
 export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
   return intentView(await findIntent(ctx, id, false));

@@ -1,6 +1,6 @@
 import type { PdfSource } from '../../platform/pdf.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { PortalDocumentType } from './portal.service.js';
+import type { PortalDocumentType } from './portal-links.service.js';
 
 /** Facts about the customer's request, kept as evidence (e.g. contract signatures). */
 export interface PortalRequestMeta {

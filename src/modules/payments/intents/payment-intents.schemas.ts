@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../platform/enum.js';
-import { DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { StringEnum } from '../../../platform/enum.js';
+import { DateTime, Envelope, Money, Nullable, PageQuery } from '../../../platform/schemas.js';
 import { INTENT_SOURCES, INTENT_STATUSES } from './payment-intents.states.js';
 
 export const PaymentIntent = Type.Object(

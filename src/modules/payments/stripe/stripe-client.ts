@@ -1,8 +1,8 @@
 import Stripe from 'stripe';
-import type { Config } from '../../config.js';
-import { AppError, invalidField, invalidState } from '../../platform/errors.js';
-import { SecretBox } from '../../platform/secrets.js';
-import type { OrgSettings } from '../settings/settings.service.js';
+import type { Config } from '../../../config.js';
+import { AppError, invalidField, invalidState } from '../../../platform/errors.js';
+import { SecretBox } from '../../../platform/secrets.js';
+import type { OrgSettings } from '../../settings/settings.service.js';
 
 /** What the payments module needs to call Stripe: the box that opens stored keys, and where the API is. */
 export interface StripeDeps {

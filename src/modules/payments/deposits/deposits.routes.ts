@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { inRequestTenant } from '../../platform/access.js';
-import { pageOf, sendPage } from '../../platform/pagination.js';
-import { IdParams } from '../../platform/schemas.js';
+import { inRequestTenant } from '../../../platform/access.js';
+import { pageOf, sendPage } from '../../../platform/pagination.js';
+import { IdParams } from '../../../platform/schemas.js';
 import {
   CreateDepositBody,
   DepositListQuery,

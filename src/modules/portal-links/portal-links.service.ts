@@ -1,3 +1,8 @@
+/*
+ * Customer links: the tokens that open one document in the customer portal. Below the
+ * portal and the document modules, so billing, invoices, estimates and contracts make
+ * links and record views here without importing the portal (which uses jobs and payments).
+ */
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { portalTokens } from '../../db/schema/index.js';
@@ -99,8 +104,7 @@ export async function lookupPortalLink(db: Db, token: string): Promise<(PortalTa
 
 /**
  * The customer opened a document through their link (`ctx.actor` is the portal
- * token): records when. The one write to portal_tokens outside this module's own
- * functions goes through here.
+ * token): records when. The document modules call it from their portal handlers.
  */
 export async function recordPortalView(ctx: Ctx): Promise<void> {
   if (ctx.actor.kind !== 'portal') return;

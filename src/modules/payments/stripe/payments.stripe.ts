@@ -1,14 +1,14 @@
 import Stripe from 'stripe';
-import type { Db } from '../../db/client.js';
-import { today } from '../../platform/dates.js';
-import { AppError, invalidField, notFound } from '../../platform/errors.js';
-import type { SecretBox } from '../../platform/secrets.js';
-import { type Ctx, withTenant } from '../../platform/tenancy.js';
-import { findRow } from '../invoices/invoices.service.js';
-import { storedSettingsOf } from '../organizations/organizations.refs.js';
-import { getOrgSettings } from '../settings/settings.service.js';
-import { moveIntentByEvent } from './payment-intents.service.js';
-import { paymentByProcessorId, receivePayment, refundPayment, refundRecorded } from './payments.service.js';
+import type { Db } from '../../../db/client.js';
+import { today } from '../../../platform/dates.js';
+import { AppError, invalidField, notFound } from '../../../platform/errors.js';
+import type { SecretBox } from '../../../platform/secrets.js';
+import { type Ctx, withTenant } from '../../../platform/tenancy.js';
+import { findRow } from '../../invoices/invoices.service.js';
+import { storedSettingsOf } from '../../organizations/organizations.refs.js';
+import { getOrgSettings } from '../../settings/settings.service.js';
+import { moveIntentByEvent } from '../intents/payment-intents.service.js';
+import { paymentByProcessorId, receivePayment, refundPayment, refundRecorded } from '../payments.service.js';
 import { stripeAmountToCents } from './stripe-client.js';
 
 /** Stripe's own default: a signature older than five minutes is a replay, refused. */
