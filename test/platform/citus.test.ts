@@ -50,9 +50,10 @@ async function run(url: string, statements: string[]): Promise<void> {
 }
 
 describe.skipIf(!CITUS_URL)('on a Citus cluster (CITUS_DATABASE_URL)', () => {
-  const base = CITUS_URL as string;
+  const base = CITUS_URL ?? '';
   const name = `crm_citus_${randomBytes(4).toString('hex')}`;
-  const url = withDatabase(base, name);
+  // The body of a skipped describe still runs while vitest collects it: no URL to parse then.
+  const url = CITUS_URL ? withDatabase(base, name) : '';
   const plan = citusPlan();
   const mailFile = join(tmpdir(), `crm-citus-mail-${process.pid}.log`);
   let nodes: Array<{ host: string; port: number }> = [];
