@@ -11,7 +11,7 @@ import { type Database, rowsOf } from './db/client.js';
 import { type DatabaseOutage, watchDatabase } from './db/outage.js';
 import { isDatabaseUnavailable } from './db/pg-errors.js';
 import { EVENT_PAYLOADS, EVENT_RESOURCES } from './modules/event-payloads.js';
-import { modules } from './modules/index.js';
+import { accountMail, modules } from './modules/index.js';
 import { access } from './platform/access.js';
 import { type Auth, createAuth } from './platform/auth/better-auth.js';
 import { PrincipalResolver } from './platform/auth/principal.js';
@@ -117,7 +117,13 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const outage = watchDatabase(database, app.log);
-  const auth = createAuth(config, database.platformDb, app.log);
+  const mailer = createMailer(config);
+  const auth = createAuth(
+    config,
+    database.platformDb,
+    app.log,
+    accountMail({ database, mailer, baseUrl: config.baseUrl }),
+  );
   const deps: AppDeps = {
     config,
     database,
@@ -130,7 +136,7 @@ export async function buildApp(
       database.pool ? new GenerationReader(database.platformDb) : undefined,
     ),
     limiters: createLimiters(config, app.log, database.platformDb),
-    mailer: createMailer(config),
+    mailer,
     outage,
   };
   app.decorate('deps', deps);

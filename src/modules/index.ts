@@ -7,6 +7,7 @@ import { convertEstimate } from '../flows/convert-estimate.js';
 import { convertEstimateToJob } from '../flows/convert-estimate-to-job.js';
 import { createBill } from '../flows/create-bill.js';
 import { deleteBill } from '../flows/delete-bill.js';
+import { passwordResetMail } from '../flows/mail-password-reset.js';
 import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
 import { updateJobAndBillVisit } from '../flows/update-job.js';
@@ -75,3 +76,9 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   dashboardRoutes,
   exportRoutes,
 ];
+
+/**
+ * The mails Better Auth sends (a password reset), handed to it by buildApp: they are written
+ * with the mail and settings modules, which the platform's auth may not import.
+ */
+export const accountMail = passwordResetMail;

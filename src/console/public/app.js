@@ -3,12 +3,20 @@ import { render } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, whenSessionExpires } from './api.js';
 import { ApiKeysPage, DashboardPage, ExportPage, SettingsPage } from './pages-account.js';
-import { CreateOrganizationPage, SignInPage, SignUpPage } from './pages-auth.js';
+import {
+  CreateOrganizationPage,
+  ForgotPasswordPage,
+  InvitationPage,
+  ResetPasswordPage,
+  SignInPage,
+  SignUpPage,
+} from './pages-auth.js';
 import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
 import { Alert, currentPath, html, Link, navigate } from './ui.js';
 
-const PUBLIC = new Set(['/app/sign-in', '/app/sign-up']);
+const PUBLIC = new Set(['/app/sign-in', '/app/sign-up', '/app/forgot-password', '/app/reset-password']);
+const INVITATION = /^\/app\/invitations\/([^/]+)$/;
 
 const NAV = [
   ['/app/', 'Dashboard'],
@@ -136,7 +144,12 @@ function App() {
   }, [path]);
 
   useEffect(() => {
-    const titles = { '/app/sign-in': 'Sign in', '/app/sign-up': 'Sign up' };
+    const titles = {
+      '/app/sign-in': 'Sign in',
+      '/app/sign-up': 'Sign up',
+      '/app/forgot-password': 'Reset your password',
+      '/app/reset-password': 'Choose a new password',
+    };
     document.title = `${titles[path] ?? 'Console'} · Field Service`;
   }, [path]);
 
@@ -157,6 +170,14 @@ function App() {
   }
   if (session.status === 'signed-out' || PUBLIC.has(path)) {
     if (path === '/app/sign-up') return html`<${SignUpPage} onDone=${() => signedIn()} />`;
+    if (path === '/app/forgot-password') return html`<${ForgotPasswordPage} />`;
+    if (path === '/app/reset-password') {
+      return html`<${ResetPasswordPage} onDone=${(message) => {
+        setNotice(message);
+        setSession({ status: 'signed-out' });
+        navigate('/app/sign-in', true);
+      }} />`;
+    }
     return html`<${SignInPage} notice=${notice} onDone=${() => signedIn()} />`;
   }
 
@@ -181,7 +202,14 @@ function App() {
   };
 
   let body;
-  if (path === '/app/organizations/new' || !active) {
+  const invitation = INVITATION.exec(path);
+  if (invitation) {
+    // Before the organization check: an invitee may have no organization of their own yet.
+    body = html`<${InvitationPage} id=${decodeURIComponent(invitation[1])} user=${session.user} onAccepted=${async () => {
+      await load();
+      navigate('/app/', true);
+    }} />`;
+  } else if (path === '/app/organizations/new' || !active) {
     body = html`<${CreateOrganizationPage} orgs=${session.orgs} onCreated=${created} onPick=${async (id) => {
       await switchTo(id);
       navigate('/app/', true);

@@ -40,7 +40,8 @@ export function SignInPage({ notice, onDone }) {
       <label>Password<input type="password" name="password" autocomplete="current-password" required value=${password} onInput=${(e) => setPassword(e.target.value)} /></label>
       <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
-    <p>New here? <${Link} href="/app/sign-up">Create an account<//></p>
+    <p><${Link} href="/app/forgot-password">Forgot your password?<//></p>
+    <p>New here? <${Link} href=${`/app/sign-up${location.search}`}>Create an account<//></p>
   </main>`;
 }
 
@@ -71,7 +72,7 @@ export function SignUpPage({ onDone }) {
       <label><span>Password <span class="muted">(at least 8 characters)</span></span><input type="password" name="password" autocomplete="new-password" minlength="8" required value=${password} onInput=${(e) => setPassword(e.target.value)} /></label>
       <button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Sign up'}</button>
     </form>
-    <p>Already have an account? <${Link} href="/app/sign-in">Sign in<//></p>
+    <p>Already have an account? <${Link} href=${`/app/sign-in${location.search}`}>Sign in<//></p>
   </main>`;
 }
 
@@ -114,5 +115,78 @@ export function CreateOrganizationPage({ orgs, onCreated, onPick }) {
           )}</ul>`
         : null
     }
+  </section>`;
+}
+
+/** "Forgot your password?": the same answer whatever the address (the API's too). */
+export function ForgotPasswordPage() {
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState(null);
+  const [run, busy, error] = useAction();
+  const submit = (e) => {
+    e.preventDefault();
+    run(async () => {
+      const res = await api('POST', '/api/auth/request-password-reset', { email }, { quiet401: true });
+      setSent(res.message);
+    });
+  };
+  return html`<main class="narrow" id="main" tabindex="-1">
+    <h1>Reset your password</h1>
+    <${Alert} error=${error} />
+    ${
+      sent
+        ? html`<${Alert} kind="info" error=${`${sent}. The link works once, for one hour.`} />`
+        : html`<form onSubmit=${submit} class="stack">
+            <p>Enter the email you sign in with. We mail you a link to choose a new password.</p>
+            <label>Email<input type="email" name="email" autocomplete="username" required value=${email} onInput=${(e) => setEmail(e.target.value)} /></label>
+            <button type="submit" disabled=${busy}>${busy ? 'Sending…' : 'Mail me a link'}</button>
+          </form>`
+    }
+    <p><${Link} href="/app/sign-in">Back to sign in<//></p>
+  </main>`;
+}
+
+/** The page the reset mail links to: `?token=` from the mail, a new password, then sign in. */
+export function ResetPasswordPage({ onDone }) {
+  const token = new URLSearchParams(location.search).get('token') ?? '';
+  const [password, setPassword] = useState('');
+  const [run, busy, error] = useAction();
+  const submit = (e) => {
+    e.preventDefault();
+    run(async () => {
+      await api('POST', '/api/auth/reset-password', { token, newPassword: password }, { quiet401: true });
+      await onDone('Your password is changed, and every session was signed out. Sign in with the new one.');
+    });
+  };
+  if (!token) {
+    return html`<main class="narrow" id="main" tabindex="-1">
+      <h1>Choose a new password</h1>
+      <p>This page needs the link from a reset mail. <${Link} href="/app/forgot-password">Ask for a new one<//>.</p>
+    </main>`;
+  }
+  return html`<main class="narrow" id="main" tabindex="-1">
+    <h1>Choose a new password</h1>
+    <${Alert} error=${error} />
+    ${error?.status === 400 && /token/.test(error.message) ? html`<p><${Link} href="/app/forgot-password">Ask for a new link<//></p>` : null}
+    <form onSubmit=${submit} class="stack">
+      <label><span>New password <span class="muted">(at least 8 characters)</span></span><input type="password" name="newPassword" autocomplete="new-password" minlength="8" maxlength="128" required value=${password} onInput=${(e) => setPassword(e.target.value)} /></label>
+      <button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Set the new password'}</button>
+    </form>
+  </main>`;
+}
+
+/** The page an invitation mail links to: accept with one button (signed in as the invitee). */
+export function InvitationPage({ id, user, onAccepted }) {
+  const [run, busy, error] = useAction();
+  const accept = () =>
+    run(async () => {
+      const res = await api('POST', `/api/invitations/${encodeURIComponent(id)}/accept`);
+      await onAccepted(res.organizationId);
+    });
+  return html`<section class="narrow-section">
+    <h1>Join the team</h1>
+    <p>You were invited to an organization. You are signed in as <strong>${user.email}</strong>; the invitation must name this address.</p>
+    <${Alert} error=${error?.status === 404 ? new Error(`This invitation is not for ${user.email}, or it no longer exists. Sign in with the address the mail was sent to.`) : error} />
+    <button type="button" onClick=${accept} disabled=${busy}>${busy ? 'Accepting…' : 'Accept the invitation'}</button>
   </section>`;
 }

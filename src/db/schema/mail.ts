@@ -20,6 +20,8 @@ export const mailJobs = pgTable(
     to: jsonb('to').$type<string[]>().notNull(),
     subject: text('subject').notNull(),
     body: text('body').notNull(),
+    /** The HTML part, when the mail has one (mail clients show it and fall back to `body`). */
+    html: text('html'),
     /** `pdf`: the worker renders the document's PDF at send time and attaches it. */
     attachment: text('attachment'),
     /** pending (queued or retrying) | sent | failed (gave up after MAX_ATTEMPTS). */

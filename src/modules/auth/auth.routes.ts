@@ -4,8 +4,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Static } from 'typebox';
 import { AppError, type ErrorCode } from '../../platform/errors.js';
-import { rateLimitHeaders, SIGN_IN_FAILURES } from '../../platform/rate-limit.js';
-import { PASS_THROUGH_BODIES, SessionResponse, SignedOut, SignInBody, SignUpBody, type User } from './auth.schemas.js';
+import { consumeRequest, rateLimitHeaders, SIGN_IN_FAILURES } from '../../platform/rate-limit.js';
+import {
+  PASS_THROUGH_BODIES,
+  PasswordResetBody,
+  PasswordResetDone,
+  PasswordResetRequestBody,
+  PasswordResetRequested,
+  SessionResponse,
+  SignedOut,
+  SignInBody,
+  SignUpBody,
+  type User,
+} from './auth.schemas.js';
+
+/** Reset mails asked for one address per minute: enough for a typo, too few to flood an inbox. */
+const RESET_REQUESTS_PER_MINUTE = 3;
+const RESET_ANSWER = 'If an account uses this email, a link to choose a new password is on its way';
 
 /**
  * /api/auth/* is Better Auth's. The documented routes (sign-up, sign-in, sign-out,
@@ -168,6 +183,64 @@ export default async function authRoutes(fastify: FastifyInstance) {
       const result = (await forward(request, reply, false)) as Static<typeof SessionResponse>['data'] | null;
       if (!result) throw new AppError('UNAUTHENTICATED', 'Not signed in');
       return { data: result };
+    },
+  );
+
+  app.post(
+    '/api/auth/request-password-reset',
+    {
+      config: { access: 'public', errors: [403, 429] },
+      schema: {
+        tags: ['auth'],
+        operationId: 'requestPasswordReset',
+        summary: 'Mail a link to choose a new password',
+        description: `Answers the same for every address, known or not. A known one is mailed a link to the console's reset page (\`/app/reset-password?token=…\`), valid once for an hour, through the mail outbox. At most ${RESET_REQUESTS_PER_MINUTE} requests a minute per address, then 429.`,
+        security: [],
+        body: PasswordResetRequestBody,
+        response: { 200: PasswordResetRequested },
+      },
+    },
+    async (request, reply) => {
+      // Counted per address (the body is parsed by now; a route's own `rateLimit` runs before it is).
+      reply.headers(
+        await consumeRequest(limiters, request.body.email.toLowerCase(), {
+          bucket: 'password-reset',
+          perMinute: RESET_REQUESTS_PER_MINUTE,
+        }),
+      );
+      await forward(request, reply, false);
+      return { data: { status: true as const, message: RESET_ANSWER } };
+    },
+  );
+
+  app.post(
+    '/api/auth/reset-password',
+    {
+      config: { access: 'public', errors: [403] },
+      schema: {
+        tags: ['auth'],
+        operationId: 'resetPassword',
+        summary: 'Set a new password with the token of a reset mail',
+        description:
+          'The token works once and for an hour; an invalid, expired or used one answers 400. Every session of the user ends (sign in again with the new password).',
+        security: [],
+        body: PasswordResetBody,
+        response: { 200: PasswordResetDone },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await forward(request, reply, false);
+      } catch (err) {
+        if (err instanceof AppError && err.status === 400 && /token/i.test(err.message)) {
+          throw new AppError(
+            'VALIDATION_FAILED',
+            'token: this reset link is invalid, expired or already used; ask for a new one',
+          );
+        }
+        throw err;
+      }
+      return { data: { status: true as const } };
     },
   );
 

@@ -47,6 +47,28 @@ export const SessionResponse = Envelope(
 export const SignedOut = Envelope(Type.Object({ success: Type.Boolean() }));
 
 const closed = { additionalProperties: false } as const;
+
+export const PasswordResetRequestBody = Type.Object(
+  { email: Type.String({ format: 'email', maxLength: 254, description: "The account's email address" }) },
+  closed,
+);
+
+export const PasswordResetBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 512, description: 'The `token` of the link in the reset mail' }),
+    newPassword: Type.String({ minLength: 8, maxLength: 128 }),
+  },
+  closed,
+);
+
+export const PasswordResetRequested = Envelope(
+  Type.Object({
+    status: Type.Literal(true),
+    message: Type.String({ description: 'The same for every address, known or not' }),
+  }),
+);
+
+export const PasswordResetDone = Envelope(Type.Object({ status: Type.Literal(true) }));
 const Password = Type.String({ minLength: 8, maxLength: 128 });
 const CurrentPassword = Type.String({ minLength: 1, maxLength: 128 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -79,8 +101,6 @@ export const PASS_THROUGH_BODIES = {
     { password: Type.Optional(CurrentPassword), token: Type.Optional(Token), callbackURL: Url },
     closed,
   ),
-  'request-password-reset': Type.Object({ email: Email, redirectTo: Url }, closed),
-  'reset-password': Type.Object({ newPassword: Password, token: Type.Optional(Token) }, closed),
   'verify-password': Type.Object({ password: CurrentPassword }, closed),
   'send-verification-email': Type.Object({ email: Email, callbackURL: Url }, closed),
   'revoke-session': Type.Object({ token: Token }, closed),

@@ -4,6 +4,7 @@ import { invitations, users } from '../../db/schema/index.js';
 import { setActiveOrganization } from '../../platform/auth/sessions.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { AppError, notFound } from '../../platform/errors.js';
+import { mailHtml } from '../../platform/html.js';
 import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
@@ -40,6 +41,10 @@ export async function createInvitation(ctx: Ctx, baseUrl: string, input: { email
   const invitation = view(row as Row, baseUrl);
   const settings = await getOrgSettings(ctx);
   const company = settings.companyName ?? settings.name;
+  const role = invitation.role === 'admin' ? 'an admin' : 'a member';
+  const expires = invitation.expiresAt.toISOString().slice(0, 10);
+  // The console's page signs the invitee in (or up) and accepts with one button.
+  const pageUrl = `${baseUrl}/app/invitations/${invitation.id}`;
   // Queued with the invitation, sent by the worker (retried while the mail server refuses).
   await queueMail(ctx, {
     documentType: 'invitation',
@@ -48,11 +53,21 @@ export async function createInvitation(ctx: Ctx, baseUrl: string, input: { email
     // The business's name in the subject: an invitation from "someone" reads like spam.
     subject: `You have been invited to join ${company} on the field-service CRM`,
     text: [
-      `${company} invited you to join its team as ${invitation.role === 'admin' ? 'an admin' : 'a member'}.`,
+      `${company} invited you to join its team as ${role}.`,
       '',
-      `Sign up or sign in with ${invitation.email}, then accept: POST ${invitation.acceptUrl}`,
-      `The invitation expires on ${invitation.expiresAt.toISOString().slice(0, 10)}.`,
+      `Accept in the console: ${pageUrl}`,
+      `(or, from your own code: sign in with ${invitation.email}, then POST ${invitation.acceptUrl})`,
+      `The invitation expires on ${expires}.`,
     ].join('\n'),
+    html: mailHtml({
+      heading: `Join ${company}`,
+      paragraphs: [
+        `${company} invited you to join its team as ${role}.`,
+        `Sign up or sign in with ${invitation.email}, then accept the invitation.`,
+      ],
+      action: { label: 'Accept the invitation', url: pageUrl },
+      footer: `The invitation expires on ${expires}. If you did not expect it, ignore this mail.`,
+    }),
   });
   return invitation;
 }

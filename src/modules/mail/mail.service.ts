@@ -20,7 +20,9 @@ export type MailDocumentType =
   | 'purchase_order'
   | 'invitation'
   | 'workflow'
-  | 'job';
+  | 'job'
+  // A user's own account (a password reset): documentId is the user's id.
+  | 'account';
 export type { MailStatus };
 
 export interface QueuedMail {
@@ -29,6 +31,8 @@ export interface QueuedMail {
   to: string[];
   subject: string;
   text: string;
+  /** An HTML part beside the text (escape every value put into it: `platform/html.ts`). */
+  html?: string;
   /** Attach the document's PDF, rendered by the worker when it sends (src/modules/mail.attachments.ts). */
   attachPdf?: boolean;
 }
@@ -62,6 +66,7 @@ export async function queueMail(ctx: Ctx, mail: QueuedMail): Promise<LastEmail> 
       to: mail.to,
       subject: mail.subject,
       body: mail.text,
+      html: mail.html ?? null,
       attachment: mail.attachPdf ? 'pdf' : null,
     })
     .returning();

@@ -97,6 +97,7 @@ async function deliver(
       to: job.to,
       subject: job.subject,
       text: job.body,
+      ...(job.html ? { html: job.html } : {}),
       ...(attachments.length > 0 ? { attachments } : {}),
     });
   } catch (err) {

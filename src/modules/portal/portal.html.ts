@@ -1,3 +1,4 @@
+import { escapeHtml, type Html, html } from '../../platform/html.js';
 import type { PortalCompany, PortalPageModel, PortalVisit } from './portal.page.js';
 
 /*
@@ -7,25 +8,6 @@ import type { PortalCompany, PortalPageModel, PortalVisit } from './portal.page.
  * markup. Dates are the organization's: calendar dates as they are, timestamps in
  * its timezone; amounts are formatted from cents in its currency.
  */
-
-class Html {
-  constructor(readonly value: string) {}
-}
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-function part(v: unknown): string {
-  if (v instanceof Html) return v.value;
-  if (Array.isArray(v)) return v.map(part).join('');
-  if (v === null || v === undefined || v === false) return '';
-  return escapeHtml(String(v));
-}
-function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0] as string;
-  values.forEach((v, i) => {
-    out += part(v) + strings[i + 1];
-  });
-  return new Html(out);
-}
 
 type Doc = Record<string, unknown>;
 const str = (d: Doc, k: string) => (typeof d[k] === 'string' ? (d[k] as string) : null);

@@ -1,13 +1,13 @@
 import { hash, verify } from '@node-rs/argon2';
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
-import { and, desc, eq, isNotNull } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { isDatabaseUnavailable } from '../../db/pg-errors.js';
-import { accounts, members, sessions, users, verifications } from '../../db/schema/index.js';
+import { accounts, sessions, users, verifications } from '../../db/schema/index.js';
 import { newId } from '../ids.js';
+import { lastOrganizationOf } from './sessions.js';
 
 /** Argon2id (OWASP's first choice) with @node-rs/argon2's defaults: m=19 MiB, t=2, p=1. */
 const ARGON2ID = 2;
@@ -19,7 +19,19 @@ const ARGON2ID = 2;
  * rule instead: a request that carries an untrusted Origin is refused (403),
  * a request without one (curl, server-side code) is allowed.
  */
-export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
+/** Mails Better Auth asks for, written above the platform (src/flows/) and handed in by the app. */
+export interface AccountMail {
+  /**
+   * Mails a password-reset link holding `token` (for the console's reset page). Called for known
+   * emails only; the route answers the same for unknown ones.
+   */
+  passwordReset(user: { id: string; email: string; name: string }, token: string): Promise<void>;
+}
+
+/** A reset link works for an hour and once (Better Auth consumes the token when it is used). */
+export const RESET_TOKEN_TTL_SECONDS = 60 * 60;
+
+export function createAuth(config: Config, db: Db, log: FastifyBaseLogger, accountMail?: AccountMail) {
   return betterAuth({
     appName: 'Service',
     baseURL: config.baseUrl,
@@ -37,7 +49,23 @@ export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
         hash: (password) => hash(password, { algorithm: ARGON2ID }),
         verify: ({ hash: digest, password }) => verify(digest, password),
       },
+      resetPasswordTokenExpiresIn: RESET_TOKEN_TTL_SECONDS,
+      // A reset is what someone does who fears another has their password: every session ends.
+      revokeSessionsOnPasswordReset: true,
+      ...(accountMail
+        ? {
+            sendResetPassword: async ({ user, token }) => {
+              // The answer must not depend on whether the mail could be queued (it would tell
+              // a caller that the address has an account): a failure is logged, not thrown.
+              await accountMail.passwordReset(user, token).catch((err: unknown) => {
+                log.error({ err }, 'password reset mail could not be queued');
+              });
+            },
+          }
+        : {}),
     },
+    // Reset tokens are kept hashed: a copy of the database cannot be used to take over accounts.
+    verification: { storeIdentifier: 'hashed' },
     session: {
       additionalFields: {
         activeOrganizationId: { type: 'string', required: false, input: false },
@@ -92,29 +120,3 @@ export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
 }
 
 export type Auth = ReturnType<typeof createAuth>;
-
-/**
- * The organization a new session starts in: the one active in the user's most recently
- * used session, if they are still a member; otherwise the one they joined first. Platform
- * lookups across tenants, on Better Auth's platform-role handle (`database.platformDb`).
- */
-async function lastOrganizationOf(db: Db, userId: string): Promise<string | undefined> {
-  const [recent] = await db
-    .select({ organizationId: members.organizationId })
-    .from(sessions)
-    .innerJoin(
-      members,
-      and(eq(members.organizationId, sessions.activeOrganizationId), eq(members.userId, sessions.userId)),
-    )
-    .where(and(eq(sessions.userId, userId), isNotNull(sessions.activeOrganizationId)))
-    .orderBy(desc(sessions.updatedAt))
-    .limit(1);
-  if (recent) return recent.organizationId;
-  const [first] = await db
-    .select({ organizationId: members.organizationId })
-    .from(members)
-    .where(eq(members.userId, userId))
-    .orderBy(members.createdAt, members.id)
-    .limit(1);
-  return first?.organizationId;
-}

@@ -1,6 +1,6 @@
-import { eq } from 'drizzle-orm';
+import { and, desc, eq, isNotNull } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { sessions } from '../../db/schema/index.js';
+import { members, sessions } from '../../db/schema/index.js';
 import { asPlatform } from '../cross-tenant.js';
 
 /**
@@ -16,4 +16,30 @@ export async function setActiveOrganization(db: Db, sessionId: string, organizat
       .set({ activeOrganizationId: organizationId, updatedAt: new Date() })
       .where(eq(sessions.id, sessionId)),
   );
+}
+
+/**
+ * The organization a new session starts in: the one active in the user's most recently
+ * used session, if they are still a member; otherwise the one they joined first. Platform
+ * lookups across tenants, on Better Auth's platform-role handle (`database.platformDb`).
+ */
+export async function lastOrganizationOf(db: Db, userId: string): Promise<string | undefined> {
+  const [recent] = await db
+    .select({ organizationId: members.organizationId })
+    .from(sessions)
+    .innerJoin(
+      members,
+      and(eq(members.organizationId, sessions.activeOrganizationId), eq(members.userId, sessions.userId)),
+    )
+    .where(and(eq(sessions.userId, userId), isNotNull(sessions.activeOrganizationId)))
+    .orderBy(desc(sessions.updatedAt))
+    .limit(1);
+  if (recent) return recent.organizationId;
+  const [first] = await db
+    .select({ organizationId: members.organizationId })
+    .from(members)
+    .where(eq(members.userId, userId))
+    .orderBy(members.createdAt, members.id)
+    .limit(1);
+  return first?.organizationId;
 }
