@@ -29,6 +29,7 @@ describe('settings', () => {
       visitReminderHours: null,
       depot: null,
       billApprovalThreshold: null,
+      notifyOwners: true,
       companyName: null,
       companyEmail: null,
       companyPhone: null,

@@ -238,6 +238,7 @@ export function SettingsPage({ org }) {
         currency: s.currency,
         paymentTermsDays: String(s.paymentTermsDays),
         billApprovalThreshold: s.billApprovalThreshold === null ? '' : String(s.billApprovalThreshold),
+        notifyOwners: s.notifyOwners,
         stripePublishableKey: s.stripePublishableKey ?? '',
         stripeSecretKey: '',
         stripeWebhookSecret: '',
@@ -265,6 +266,7 @@ export function SettingsPage({ org }) {
         taxRate: Number(form.taxRate),
         paymentTermsDays: Number(form.paymentTermsDays),
         billApprovalThreshold: form.billApprovalThreshold.trim() === '' ? null : Number(form.billApprovalThreshold),
+        notifyOwners: form.notifyOwners,
         stripePublishableKey: orNull(form.stripePublishableKey),
         // The two secrets are write-only: an empty field keeps what is stored.
         ...(form.stripeSecretKey.trim() ? { stripeSecretKey: form.stripeSecretKey.trim() } : {}),
@@ -298,6 +300,10 @@ export function SettingsPage({ org }) {
         <label>Tax rate (%)<input type="number" name="taxRate" min="0" max="100" step="0.001" required value=${form.taxRate} onInput=${set('taxRate')} /></label>
         <label>Payment terms (days)<input type="number" name="paymentTermsDays" min="0" max="365" step="1" required value=${form.paymentTermsDays} onInput=${set('paymentTermsDays')} /></label>
         <label><span>Bill approval threshold (${form.currency}) <span class="muted">empty = no approval step</span></span><input type="number" name="billApprovalThreshold" min="0" step="0.01" value=${form.billApprovalThreshold} onInput=${set('billApprovalThreshold')} /></label>
+        <label class="check"><input type="checkbox" name="notifyOwners" checked=${form.notifyOwners} onChange=${(e) => {
+          setSaved(false);
+          setForm({ ...form, notifyOwners: e.target.checked });
+        }} /> Mail the owners when a customer approves an estimate or signs a contract</label>
       </fieldset>
       <fieldset disabled=${!editable} class="full">
         <legend>Card payments (Stripe)</legend>

@@ -24,6 +24,7 @@ import {
 } from '../customers/customers.refs.js';
 import { followContractEnd } from '../jobs/schedules/schedules.service.js';
 import { lastEmailOf, queueMail } from '../mail/mail.service.js';
+import { mailOwners } from '../mail/owner-notices.js';
 import { createPortalLink } from '../portal-links/portal-links.service.js';
 import { findProperty } from '../properties/properties.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
@@ -518,6 +519,17 @@ export async function signContractInPortal(
     );
   }
   await emit(ctx, 'contract.signed', eventData(updated, from, to));
+  // The office hears of it at once (setting notifyOwners), in the signature's own transaction.
+  await mailOwners(ctx, {
+    documentId: id,
+    subject: `Contract "${updated.title}" signed by ${signerName}`,
+    lines: [
+      `${signerName} signed the contract "${updated.title}" through the customer link.`,
+      updated.amendsContractId
+        ? `It amends contract ${updated.amendsContractId}; its terms supersede that contract's.`
+        : 'The signed copy and its evidence are on the contract (GET /api/contracts/' + id + ').',
+    ],
+  });
   return portalContractView(updated);
 }
 

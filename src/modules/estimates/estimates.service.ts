@@ -27,6 +27,7 @@ import {
 import { nextDocumentNumber } from '../billing/numbering.js';
 import type { SendDeps } from '../invoices/invoices.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
+import { mailOwners } from '../mail/owner-notices.js';
 import { recordPortalView } from '../portal-links/portal-links.service.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { estimatePdfSource } from './estimates.pdf.js';
@@ -270,7 +271,22 @@ export async function respondInPortal(ctx: Ctx, id: string, trigger: 'approve' |
   if (canTake(estimateMachine, row.status as EstimateStatus, 'expire') && row.expirationDate < today(timezone)) {
     throw invalidState(`This estimate expired on ${row.expirationDate}`);
   }
-  return trigger === 'approve' ? approveEstimate(ctx, id) : declineEstimate(ctx, id);
+  if (trigger === 'decline') return declineEstimate(ctx, id);
+  const approved = await approveEstimate(ctx, id);
+  const { currency } = await getOrgSettings(ctx);
+  const total = new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(approved.total);
+  // The office hears of it at once (setting notifyOwners), in the approval's own transaction.
+  await mailOwners(ctx, {
+    documentId: id,
+    subject: `Estimate ${approved.estimateNumber} approved (${total})`,
+    lines: [
+      `The customer approved estimate ${approved.estimateNumber} for ${total} through their link.`,
+      'Convert it to a job or an invoice when you are ready: POST /api/estimates/' +
+        id +
+        '/convert-to-job or /convert.',
+    ],
+  });
+  return approved;
 }
 
 /** The expiry sweep for one organization: sent/viewed estimates past expirationDate. No event (spec 3.2). */

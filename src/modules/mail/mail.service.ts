@@ -22,7 +22,9 @@ export type MailDocumentType =
   | 'workflow'
   | 'job'
   // A user's own account (a password reset): documentId is the user's id.
-  | 'account';
+  | 'account'
+  // The owners told of a customer's action (an estimate approved, a contract signed): mail/owner-notices.ts.
+  | 'owner_notice';
 export type { MailStatus };
 
 export interface QueuedMail {

@@ -41,6 +41,10 @@ const fields = {
       { additionalProperties: false, description: 'Where crews start their day (GET /api/jobs/route); null = none' },
     ),
   ),
+  notifyOwners: Type.Boolean({
+    description:
+      "Mail the organization's owners when a customer approves an estimate or signs a contract through their link; default true",
+  }),
   billApprovalThreshold: Nullable(Money('Vendor bills above this amount need approval; null = no approval step')),
   companyName: Text(200, 'Shown on documents and emails'),
   companyEmail: Nullable(

@@ -22,6 +22,8 @@ export interface OrgSettings {
   /** Where crews start their day: the first leg of a day route. */
   depot: { lat: number; lng: number } | null;
   billApprovalThresholdCents: number | null;
+  /** Owners are mailed when a customer approves an estimate or signs a contract. */
+  notifyOwners: boolean;
   companyName: string | null;
   companyEmail: string | null;
   companyPhone: string | null;
@@ -44,6 +46,7 @@ export const SETTINGS_DEFAULTS = {
   visitReminderHours: null,
   depot: null,
   billApprovalThresholdCents: null,
+  notifyOwners: true,
   companyName: null,
   companyEmail: null,
   companyPhone: null,
@@ -83,6 +86,7 @@ export function settingsView(s: OrgSettings) {
     visitReminderHours: s.visitReminderHours,
     depot: s.depot,
     billApprovalThreshold: s.billApprovalThresholdCents === null ? null : fromCents(s.billApprovalThresholdCents),
+    notifyOwners: s.notifyOwners,
     companyName: s.companyName,
     companyEmail: s.companyEmail,
     companyPhone: s.companyPhone,
@@ -123,6 +127,7 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     'visitHorizonDays',
     'visitReminderHours',
     'depot',
+    'notifyOwners',
   ] as const) {
     if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
   }
