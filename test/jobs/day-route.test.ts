@@ -28,6 +28,9 @@ describe('a crew’s day route', () => {
         propertyId: property.id,
         scheduledDate: DATE,
         crewId,
+        startTime: `${String(8 + jobIds.length).padStart(2, '0')}:30`,
+        durationMinutes: 45,
+        services: ['Weekly mowing'],
       });
       expect(res.statusCode, res.body).toBe(201);
       jobIds.push(res.json().data.id);
@@ -51,6 +54,19 @@ describe('a crew’s day route', () => {
       2,
     );
     expect(route.date).toBe(DATE);
+    // Each stop says who, where and when, so a crew needs no other call (issue 48).
+    const first = route.stops[0];
+    expect(first).toMatchObject({
+      status: 'scheduled',
+      startTime: '09:30',
+      durationMinutes: 45,
+      services: ['Weekly mowing'],
+      customer: { name: expect.stringMatching(/\S/) },
+      property: { lat: 39.7, lng: -89.6 },
+    });
+    expect(first.customer.id).toBe(first.customerId);
+    expect(first.property.id).toBe(first.propertyId);
+    expect(first.property.address).toMatch(/\S/);
     // Nothing stored by GET.
     const stored = await h.admin.db.select().from(jobs).where(inArray(jobs.id, jobIds));
     expect(stored.every((j) => j.routeOrder === null)).toBe(true);

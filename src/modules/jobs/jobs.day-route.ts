@@ -5,8 +5,10 @@ import { invalidField } from '../../platform/errors.js';
 import { haversineKm, optimizeRoute, type Point, roundKm } from '../../platform/route-optimizer.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { requireCrew } from '../crew-tracking/crew-tracking.refs.js';
+import { expandParties } from '../properties/properties.expand.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { requireMembers } from './jobs.service.js';
+import type { JobStatus } from './jobs.states.js';
 
 /*
  * A crew's day (operations.md §9): the day's jobs of one crew (or one member) in a
@@ -44,7 +46,17 @@ async function dayStops(ctx: Ctx, q: DayRouteQuery) {
   }
   // The current order is the optimizer's starting point (it never answers a longer one).
   const rows = await ctx.tx
-    .select({ id: jobs.id, lat: properties.lat, lng: properties.lng })
+    .select({
+      id: jobs.id,
+      lat: properties.lat,
+      lng: properties.lng,
+      status: jobs.status,
+      startTime: jobs.startTime,
+      durationMinutes: jobs.durationMinutes,
+      services: jobs.services,
+      customerId: jobs.customerId,
+      propertyId: jobs.propertyId,
+    })
     .from(jobs)
     .leftJoin(properties, and(eq(properties.id, jobs.propertyId), eq(properties.organizationId, ctx.organizationId)))
     .where(and(...where))
@@ -60,14 +72,32 @@ async function dayStops(ctx: Ctx, q: DayRouteQuery) {
   // Each leg from the previous stop with coordinates (the first from the depot; 0 without one).
   let previous: Point | null = depot;
   let total = 0;
+  const byId = new Map(rows.map((r) => [r.id, r]));
   const stops = order.map((jobId, i) => {
     const p = points.get(jobId) ?? null;
     const leg = p && previous ? roundKm(haversineKm(previous, p)) : 0;
     if (p) previous = p;
     total += leg;
-    return { jobId, routeOrder: i + 1, distanceKm: leg };
+    const job = byId.get(jobId) as (typeof rows)[number];
+    return {
+      jobId,
+      routeOrder: i + 1,
+      distanceKm: leg,
+      status: job.status as JobStatus,
+      startTime: job.startTime,
+      durationMinutes: job.durationMinutes,
+      services: job.services,
+      customerId: job.customerId,
+      propertyId: job.propertyId,
+    };
   });
-  return { date, stops, distanceKm: roundKm(total) };
+  // Who and where at each stop (what a crew reads from its phone): two queries for the whole day.
+  const detailed = await expandParties(ctx, stops, new Set(['customer', 'property'] as const));
+  return {
+    date,
+    stops: detailed.map((s) => ({ ...s, property: s.property ?? null })),
+    distanceKm: roundKm(total),
+  };
 }
 
 /** The day's stops in a driving order, with each leg and the total, in km (2 decimals). */

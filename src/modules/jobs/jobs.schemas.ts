@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { EnumList } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Nullable, PageQuery } from '../../platform/schemas.js';
-import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
+import { CustomerSummary, ExpandedFields, ExpandQuery, PropertySummary } from '../properties/properties.expand.js';
 import { JobLineItem, JobLineItemsInput } from './jobs.lines.js';
 import { JOB_STATUSES } from './jobs.states.js';
 
@@ -309,6 +309,16 @@ export const DayRoute = Type.Object(
           distanceKm: Type.Number({
             description: 'Leg from the previous stop (the first from the depot; 0 without one or without coordinates)',
           }),
+          status: JobStatusSchema,
+          startTime: Nullable(
+            Type.String({ description: "HH:mm in the organization's timezone; null = any time that day" }),
+          ),
+          durationMinutes: Nullable(Type.Integer()),
+          services: Type.Array(Type.String()),
+          customerId: Type.String(),
+          propertyId: Nullable(Type.String()),
+          customer: Type.Optional(CustomerSummary),
+          property: Nullable(PropertySummary),
         },
         { additionalProperties: false },
       ),
@@ -321,8 +331,32 @@ export const DayRoute = Type.Object(
       {
         date: '2026-05-05',
         stops: [
-          { jobId: 'job_01JDYY909VFHTXJTQTNYRZYAKQ', routeOrder: 1, distanceKm: 3.2 },
-          { jobId: 'job_01JDYY909VFHTXJTQTNYRZYAKR', routeOrder: 2, distanceKm: 1.45 },
+          {
+            jobId: 'job_01JDYY909VFHTXJTQTNYRZYAKQ',
+            routeOrder: 1,
+            distanceKm: 3.2,
+            status: 'scheduled',
+            startTime: '08:30',
+            durationMinutes: 45,
+            services: ['Weekly mowing'],
+            customerId: 'cus_01JDYY909VFHTXJTQTNYRZYAKA',
+            propertyId: 'prp_01JDYY909VFHTXJTQTNYRZYAKB',
+            customer: {
+              id: 'cus_01JDYY909VFHTXJTQTNYRZYAKA',
+              name: 'Ann Lee',
+              company: null,
+              email: 'ann.lee@example.com',
+              phone: '(555) 010-2000',
+              address: '12 Elm St, Springfield, IL 62701',
+            },
+            property: {
+              id: 'prp_01JDYY909VFHTXJTQTNYRZYAKB',
+              name: 'Home',
+              address: '12 Elm St, Springfield, IL 62701',
+              lat: 39.7817,
+              lng: -89.6501,
+            },
+          },
         ],
         distanceKm: 4.65,
       },
