@@ -71,7 +71,10 @@ export const customerSearch = pgTable(
     customerId: text('customer_id').notNull(),
     /** RLS (not forced) for the application role; reads go through tenant-bound functions, see migrate.ts. */
     organizationId: organizationId(),
+    /** The customer's own text, its billing address, then `propertyText` (customers.search.ts). */
     searchText: text('search_text').notNull(),
+    /** Its properties' addresses, written by the properties module (customers.refs.ts setPropertySearchText). */
+    propertyText: text('property_text').notNull().default(''),
     /** Copy of customers.tags, for the `tag` filter (array containment is not LEAKPROOF either). */
     tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
   },

@@ -1,7 +1,8 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm';
-import { customers, properties } from '../../db/schema/index.js';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { customerSearch, customers, properties } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { addressSearchText, SEP } from './customers.search.js';
 
 /*
  * Reference checks other modules make on ids given in a request body: a customer
@@ -128,3 +129,23 @@ export function addressLines(street: string | null, city: string | null, state: 
 /** The same address on one line ("1 Elm St, Springfield, IL 62701"). */
 export const addressLine = (street: string | null, city: string | null, state: string | null, zip: string | null) =>
   addressLines(street, city, state, zip).join(', ');
+
+/**
+ * The customer's properties' addresses, as customer search finds them (`search=Oak Ave`): the
+ * properties module hands them over after each change to the customer's properties. They
+ * replace the previous ones at the end of the indexed text (the customer's own part stays).
+ */
+export async function setPropertySearchText(
+  ctx: Ctx,
+  customerId: string,
+  addresses: ReadonlyArray<{ street: string | null; city: string | null; state: string | null; zip: string | null }>,
+): Promise<void> {
+  const text = addresses.map(addressSearchText).join(SEP);
+  await ctx.tx
+    .update(customerSearch)
+    .set({
+      searchText: sql`left(${customerSearch.searchText}, length(${customerSearch.searchText}) - length(${customerSearch.propertyText})) || ${text}::text`,
+      propertyText: text,
+    })
+    .where(and(eq(customerSearch.organizationId, ctx.organizationId), eq(customerSearch.customerId, customerId)));
+}

@@ -9,7 +9,7 @@ import type { Page } from '../../platform/pagination.js';
 import { next, statesAccepting, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { CreateCustomerInput, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
-import { searchPatterns, searchTextOf } from './customers.search.js';
+import { addressSearchText, SEP, searchPatterns, searchTextOf } from './customers.search.js';
 import { type CustomerAction, type CustomerStatus, customerMachine } from './customers.states.js';
 
 type Row = typeof customers.$inferSelect;
@@ -86,14 +86,25 @@ function columnsOf(input: UpdateCustomerInput): Partial<Row> {
 const searchTextOfRow = (r: Pick<Row, 'firstName' | 'lastName' | 'email' | 'phone'>) =>
   searchTextOf({ name: fullName(r), email: r.email, phone: r.phone });
 
-/** Keeps the indexed copies (customer_search) in step with the row's search text and tags. */
+/**
+ * Keeps the indexed copies (customer_search) in step with the row: its own search text, its
+ * billing address and tags; the properties' addresses already there (`property_text`, written
+ * by the properties module) are kept at the end.
+ */
 async function writeSearchText(ctx: Ctx, row: Row, text: string) {
+  const billing = addressSearchText({
+    street: row.billingAddress,
+    city: row.billingCity,
+    state: row.billingState,
+    zip: row.billingZip,
+  });
+  const own = `${text}${SEP}${billing}${SEP}`;
   await ctx.tx
     .insert(customerSearch)
-    .values({ customerId: row.id, organizationId: ctx.organizationId, searchText: text, tags: row.tags })
+    .values({ customerId: row.id, organizationId: ctx.organizationId, searchText: own, tags: row.tags })
     .onConflictDoUpdate({
       target: [customerSearch.organizationId, customerSearch.customerId],
-      set: { searchText: text, tags: row.tags },
+      set: { searchText: sql`${own} || ${customerSearch.propertyText}`, tags: row.tags },
     });
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { properties } from '../../db/schema/index.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { refreshAddressSearch } from './properties.service.js';
 
 /**
  * A customer is anonymized (src/flows/anonymize-customer.ts): the personal parts of their properties
@@ -24,6 +25,8 @@ export async function anonymizePropertiesOf(ctx: Ctx, customerId: string, placeh
       updatedAt: now,
     })
     .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.customerId, customerId)));
+  // The erased addresses leave customer search too.
+  await refreshAddressSearch(ctx, customerId);
 }
 
 /** A property of this organization by id, if any (a document's service address). */

@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { requireCustomer } from '../customers/customers.refs.js';
+import { requireCustomer, setPropertySearchText } from '../customers/customers.refs.js';
 import type { CreatePropertyInput, UpdatePropertyInput } from './properties.schemas.js';
 
 type Row = typeof properties.$inferSelect;
@@ -33,6 +33,8 @@ export function propertyView(r: Row) {
 }
 
 const TEXT = ['name', 'street', 'city', 'state', 'zip', 'accessNotes', 'gateCode'] as const;
+/** The parts of a property customer search reads. */
+const TEXT_ADDRESS = ['street', 'city', 'state', 'zip'] as const;
 
 function columnsOf(input: UpdatePropertyInput): Partial<Row> {
   const out: Partial<Row> = {};
@@ -54,6 +56,16 @@ function checkCoordinates(r: { lat?: number | null | undefined; lng?: number | n
   if (hasLng && !hasLat) throw invalidField('lat', 'is required together with lng');
 }
 
+/** Customer search finds a customer by its properties' addresses: handed over after each change. */
+export async function refreshAddressSearch(ctx: Ctx, customerId: string): Promise<void> {
+  const addresses = await ctx.tx
+    .select({ street: properties.street, city: properties.city, state: properties.state, zip: properties.zip })
+    .from(properties)
+    .where(and(eq(properties.organizationId, ctx.organizationId), eq(properties.customerId, customerId)))
+    .orderBy(properties.id);
+  await setPropertySearchText(ctx, customerId, addresses);
+}
+
 const mine = (ctx: Ctx, id: string) => and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, id));
 
 export async function createProperty(ctx: Ctx, input: CreatePropertyInput) {
@@ -69,6 +81,7 @@ export async function createProperty(ctx: Ctx, input: CreatePropertyInput) {
       customerId: input.customerId,
     })
     .returning();
+  await refreshAddressSearch(ctx, input.customerId);
   return propertyView(row as Row);
 }
 
@@ -97,13 +110,18 @@ export async function updateProperty(ctx: Ctx, id: string, input: UpdateProperty
     .set({ ...changes, updatedAt: new Date() })
     .where(mine(ctx, id))
     .returning();
+  if (TEXT_ADDRESS.some((k) => changes[k] !== undefined)) await refreshAddressSearch(ctx, current.customerId);
   return propertyView(row as Row);
 }
 
 export async function deleteProperty(ctx: Ctx, id: string) {
   try {
-    const rows = await ctx.tx.delete(properties).where(mine(ctx, id)).returning({ id: properties.id });
+    const rows = await ctx.tx
+      .delete(properties)
+      .where(mine(ctx, id))
+      .returning({ id: properties.id, customerId: properties.customerId });
     if (rows.length === 0) throw notFound('Property');
+    await refreshAddressSearch(ctx, (rows[0] as { customerId: string }).customerId);
   } catch (err) {
     if (isForeignKeyViolation(err)) {
       throw new AppError('CONFLICT', 'Property is referenced by other records (jobs, invoices…) and cannot be deleted');
