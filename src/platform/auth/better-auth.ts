@@ -7,7 +7,9 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { accounts, members, sessions, users, verifications } from '../../db/schema/index.js';
+import { asPlatform } from '../cross-tenant.js';
 import { newId } from '../ids.js';
+import { bumpAuthGeneration } from './revocations.js';
 
 /** Argon2id (OWASP's first choice) with @node-rs/argon2's defaults: m=19 MiB, t=2, p=1. */
 const ARGON2ID = 2;
@@ -50,6 +52,14 @@ export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
           before: async (session) => {
             const activeOrganizationId = await lastOrganizationOf(db, session.userId);
             return activeOrganizationId ? { data: { ...session, activeOrganizationId } } : undefined;
+          },
+        },
+        // A session ended (sign-out, expiry, revoked): every process drops what it cached for it
+        // before the request answers. Run after the delete committed (Better Auth queues it so),
+        // in a transaction of its own (revocations.ts; drizzle/0042 replaced the trigger).
+        delete: {
+          after: async () => {
+            await asPlatform(db, (tx) => bumpAuthGeneration(tx));
           },
         },
       },
