@@ -13,8 +13,10 @@ DROP FUNCTION IF EXISTS events_add_batches();
 -- transaction (src/platform/auth/revocations.ts, `bumpAuthGeneration`), in each function that
 -- revokes: an API key or device token revoked or re-roled, a member added, removed or re-roled,
 -- a plan changed, a session switched to another organization; a session Better Auth deletes
--- (sign-out) right after, from its delete hook. SECURITY DEFINER: the application roles may not
--- touch auth_generation itself, only move it on by one.
+-- (sign-out) right after, from its delete hook. SECURITY DEFINER: the tenant role may not touch
+-- auth_generation itself, only move it on by one. Platform transactions (crm_platform, which may
+-- write it) make the same update as themselves (`bumpAuthGenerationAsPlatform`): on Citus one
+-- transaction may not write reference tables as two roles.
 DROP TRIGGER IF EXISTS "api_keys_revoked" ON "api_keys";
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "api_keys_deleted" ON "api_keys";

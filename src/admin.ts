@@ -3,7 +3,7 @@ import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
-import { bumpAuthGeneration } from './platform/auth/revocations.js';
+import { bumpAuthGenerationAsPlatform } from './platform/auth/revocations.js';
 import { asPlatform } from './platform/cross-tenant.js';
 
 /**
@@ -64,7 +64,7 @@ async function main(argv: string[]) {
         .set({ plan, updatedAt: new Date() })
         .where(eq(organizations.id, orgId))
         .returning({ id: organizations.id });
-      await bumpAuthGeneration(tx);
+      await bumpAuthGenerationAsPlatform(tx);
       return changed;
     });
     if (rows.length === 0) {

@@ -9,7 +9,7 @@ import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { accounts, members, sessions, users, verifications } from '../../db/schema/index.js';
 import { asPlatform } from '../cross-tenant.js';
 import { newId } from '../ids.js';
-import { bumpAuthGeneration } from './revocations.js';
+import { bumpAuthGenerationAsPlatform } from './revocations.js';
 
 /** Argon2id (OWASP's first choice) with @node-rs/argon2's defaults: m=19 MiB, t=2, p=1. */
 const ARGON2ID = 2;
@@ -59,7 +59,7 @@ export function createAuth(config: Config, db: Db, log: FastifyBaseLogger) {
         // in a transaction of its own (revocations.ts; drizzle/0042 replaced the trigger).
         delete: {
           after: async () => {
-            await asPlatform(db, (tx) => bumpAuthGeneration(tx));
+            await asPlatform(db, (tx) => bumpAuthGenerationAsPlatform(tx));
           },
         },
       },

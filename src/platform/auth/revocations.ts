@@ -49,6 +49,21 @@ export async function bumpAuthGeneration(tx: Tx): Promise<void> {
   await tx.execute(sql`SELECT auth_generation_bump()`);
 }
 
+/**
+ * `bumpAuthGeneration` in a platform transaction (role crm_platform, which may write
+ * auth_generation): the same update and announcement, as the transaction's own role. On Citus
+ * the SECURITY DEFINER function would write the reference tables' placements as their owner
+ * after this transaction wrote them as crm_platform (a session), which Citus refuses.
+ */
+export async function bumpAuthGenerationAsPlatform(tx: Tx): Promise<void> {
+  const [row] = rowsOf<{ g: string }>(
+    await tx.execute(
+      sql`UPDATE auth_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation::text AS g`,
+    ),
+  );
+  await tx.execute(sql`SELECT pg_notify(${AUTH_CHANNEL}, ${row?.g ?? ''})`);
+}
+
 /** The channel `auth_generation_bump()` notifies on (named in that SQL function too). */
 export const AUTH_CHANNEL = 'crm_auth';
 

@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { sessions } from '../../db/schema/index.js';
 import { asPlatform } from '../cross-tenant.js';
-import { bumpAuthGeneration } from './revocations.js';
+import { bumpAuthGenerationAsPlatform } from './revocations.js';
 
 /**
  * Makes `organizationId` the session's active organization. Sessions belong to
@@ -18,6 +18,6 @@ export async function setActiveOrganization(db: Db, sessionId: string, organizat
       .where(and(eq(sessions.id, sessionId), sql`${sessions.activeOrganizationId} IS DISTINCT FROM ${organizationId}`))
       .returning({ id: sessions.id });
     // A switch changes what the session may do: announced with it (revocations.ts).
-    if (switched.length > 0) await bumpAuthGeneration(tx);
+    if (switched.length > 0) await bumpAuthGenerationAsPlatform(tx);
   });
 }
