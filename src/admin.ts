@@ -3,6 +3,7 @@ import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
+import { bumpAuthGenerationAsPlatform } from './platform/auth/revocations.js';
 import { asPlatform } from './platform/cross-tenant.js';
 
 /**
@@ -55,15 +56,17 @@ async function main(argv: string[]) {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateOnStart(config, database);
-    // The plan change bumps the revocation generation in this same transaction (a trigger):
-    // running API processes stop serving the old plan at once (src/platform/auth/revocations.ts).
-    const rows = await asPlatform(database.db, (tx) =>
-      tx
+    // The plan change bumps the revocation generation in this same transaction: running API
+    // processes stop serving the old plan at once (src/platform/auth/revocations.ts).
+    const rows = await asPlatform(database.db, async (tx) => {
+      const changed = await tx
         .update(organizations)
         .set({ plan, updatedAt: new Date() })
         .where(eq(organizations.id, orgId))
-        .returning({ id: organizations.id }),
-    );
+        .returning({ id: organizations.id });
+      await bumpAuthGenerationAsPlatform(tx);
+      return changed;
+    });
     if (rows.length === 0) {
       console.error(`no organization ${orgId}`);
       return 1;

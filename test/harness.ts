@@ -11,6 +11,7 @@ import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig, type Plan } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import { organizations } from '../src/db/schema/index.js';
+import { bumpAuthGenerationAsPlatform } from '../src/platform/auth/revocations.js';
 import { asPlatform } from '../src/platform/cross-tenant.js';
 import { newId } from '../src/platform/ids.js';
 import { checkResponse, useDocumentOf } from './contract.js';
@@ -204,9 +205,10 @@ export async function addMember(h: Pick<Harness, 'app'>, owner: TestUser, role: 
 
 /** What `npm run admin -- set-plan` does, for tests. */
 export async function setPlan(h: Pick<Harness, 'app' | 'database'>, organizationId: string, plan: Plan) {
-  await asPlatform(h.database.db, (tx) =>
-    tx.update(organizations).set({ plan }).where(eq(organizations.id, organizationId)),
-  );
+  await asPlatform(h.database.db, async (tx) => {
+    await tx.update(organizations).set({ plan }).where(eq(organizations.id, organizationId));
+    await bumpAuthGenerationAsPlatform(tx);
+  });
   h.app.deps.resolver.invalidate();
 }
 

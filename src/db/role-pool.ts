@@ -15,7 +15,10 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as {
  * on one ran as the login role: the superuser, when that is what DATABASE_URL names).
  *
  * A statement outside a transaction is sent as ONE simple-protocol message,
- * `SET LOCAL ROLE r; <statement>`: PostgreSQL runs the statements of one message as one
+ * `SELECT set_config('role', 'r', true); <statement>` (SET LOCAL ROLE, as a function: on Citus
+ * a SET command is passed on to the workers with the text of its whole message, so the
+ * statement after it would run again on each worker, nested; Citus opens its worker
+ * connections as the current role anyway): PostgreSQL runs the statements of one message as one
  * implicit transaction, so the role holds for that statement alone and ends with it, in one
  * round trip, and no statement is prepared (transaction pooling would meet a named
  * statement on a server connection that never saw it, or that another client prepared it
@@ -31,11 +34,14 @@ type QueryConfig = pg.QueryConfig & { rowMode?: 'array'; types?: unknown };
 
 export class RolePool extends pg.Pool {
   readonly role: string;
+  /** The role for the current transaction only (SET LOCAL ROLE). */
+  readonly #switch: string;
 
   constructor(config: pg.PoolConfig, role: string) {
     super(config);
     if (!/^[a-z_][a-z0-9_]*$/.test(role)) throw new Error(`Not a plain role name: ${role}`);
     this.role = role;
+    this.#switch = `SELECT set_config('role', '${role}', true)`;
   }
 
   // pg's overloads (callbacks, submittables) are not used on this pool: Drizzle and the
@@ -47,7 +53,7 @@ export class RolePool extends pg.Pool {
     const config: QueryConfig =
       typeof textOrConfig === 'string' ? { text: textOrConfig } : { ...(textOrConfig as QueryConfig) };
     const params = (Array.isArray(values) ? values : config.values) ?? [];
-    const text = `SET LOCAL ROLE ${this.role}; ${inlineParameters(config.text, params)}`;
+    const text = `${this.#switch}; ${inlineParameters(config.text, params)}`;
     const { rowMode, types } = config;
     const sent = super.query({ text, ...(rowMode ? { rowMode } : {}), ...(types ? { types } : {}) } as pg.QueryConfig);
     // Two statements, two results: the caller's is the second.
@@ -61,7 +67,7 @@ export class RolePool extends pg.Pool {
   async transactionAsRole<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.connect();
     try {
-      return await transactionOn(client, () => fn(client), `BEGIN; SET LOCAL ROLE ${this.role}`);
+      return await transactionOn(client, () => fn(client), `BEGIN; ${this.#switch}`);
     } finally {
       releaseClient(client);
     }

@@ -7,6 +7,16 @@ import { convertEstimate } from '../flows/convert-estimate.js';
 import { convertEstimateToJob } from '../flows/convert-estimate-to-job.js';
 import { createBill } from '../flows/create-bill.js';
 import { deleteBill } from '../flows/delete-bill.js';
+import {
+  deleteContractTemplate,
+  deleteCrew,
+  deleteCustomer,
+  deleteInvoice,
+  deleteJob,
+  deleteMember,
+  deleteProperty,
+  deleteService,
+} from '../flows/delete-referenced.js';
 import { passwordResetMail } from '../flows/mail-password-reset.js';
 import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
@@ -49,21 +59,21 @@ import workflowRoutes from './workflows/workflows.routes.js';
 export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   authRoutes,
   organizationRoutes,
-  memberRoutes,
+  (app) => memberRoutes(app, { flows: { deleteMember } }),
   invitationRoutes,
   apiKeyRoutes,
   (app) => portalRoutes(app, { handlers: portalHandlers }),
   settingsRoutes,
-  (app) => customerRoutes(app, { flows: { anonymizeCustomer } }),
-  propertyRoutes,
-  serviceRoutes,
-  (app) => invoiceRoutes(app, { flows: { recordPayment, invoicesFromJobs, batchInvoices } }),
+  (app) => customerRoutes(app, { flows: { anonymizeCustomer, deleteCustomer } }),
+  (app) => propertyRoutes(app, { flows: { deleteProperty } }),
+  (app) => serviceRoutes(app, { flows: { deleteService } }),
+  (app) => invoiceRoutes(app, { flows: { recordPayment, invoicesFromJobs, batchInvoices, deleteInvoice } }),
   (app) => paymentRoutes(app, { flows: { refundPayment } }),
   (app) => estimateRoutes(app, { flows: { convertEstimate, convertEstimateToJob } }),
-  (app) => jobRoutes(app, { flows: { updateJobAndBillVisit } }),
-  contractTemplateRoutes,
+  (app) => jobRoutes(app, { flows: { updateJobAndBillVisit, deleteJob } }),
+  (app) => contractTemplateRoutes(app, { flows: { deleteContractTemplate } }),
   contractRoutes,
-  crewTrackingRoutes,
+  (app) => crewTrackingRoutes(app, { flows: { deleteCrew } }),
   equipmentRoutes,
   webhookRoutes,
   vendorRoutes,

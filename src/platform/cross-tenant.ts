@@ -31,7 +31,7 @@ export function asPlatform<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
 
 /**
  * `asPlatform` for work that is ONE statement (a CTE chain counts as one): it runs on
- * `database.platformDb`, which sends `SET LOCAL ROLE` and the statement as one message, one
+ * `database.platformDb`, which sends the role switch and the statement as one message, one
  * implicit transaction, with no BEGIN / COMMIT around it; a single statement is atomic on its
  * own, so the guarantees are the same in one round trip instead of three. For the webhook
  * worker's result writes one by one (its batched claims and results go the same way:

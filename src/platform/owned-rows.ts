@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { notFound } from './errors.js';
 import type { Ctx } from './tenancy.js';
@@ -60,4 +60,19 @@ export function documentLineRows<T extends OwnedTable & { position: PgColumn }, 
         .where(and(eq(table.organizationId, ctx.organizationId), eq(parentColumn, id)));
     },
   };
+}
+
+/**
+ * Nulls `column` (a reference to another table) in this organization's rows of `table` that
+ * point at one of `ids`: what `ON DELETE SET NULL` did before drizzle/0038. Citus refuses SET
+ * NULL on a foreign key that carries the organization, so the module owning `table` calls this
+ * before the referenced rows are deleted, in the deleting transaction (flows/delete-*.ts). The
+ * rows keep living with a null reference, as they did; `updated_at` is left as it was.
+ */
+export async function clearReferences(ctx: Ctx, table: PgTable, column: PgColumn, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await ctx.tx.execute(
+    sql`UPDATE ${table} SET ${sql.identifier(column.name)} = NULL
+        WHERE organization_id = ${ctx.organizationId} AND ${inArray(column, ids)}`,
+  );
 }

@@ -15,7 +15,11 @@ const SCRATCH = `
     code text, PRIMARY KEY (organization_id, id), UNIQUE (organization_id, code));
   CREATE TABLE dk_scratch.child (organization_id text NOT NULL REFERENCES dk_scratch.organizations (id), id text NOT NULL,
     good_id text, PRIMARY KEY (organization_id, id),
+    FOREIGN KEY (organization_id, good_id) REFERENCES dk_scratch.good (organization_id, id));
+  CREATE TABLE dk_scratch.nulling_fk (organization_id text NOT NULL, id text NOT NULL, good_id text, PRIMARY KEY (organization_id, id),
     FOREIGN KEY (organization_id, good_id) REFERENCES dk_scratch.good (organization_id, id) ON DELETE SET NULL (good_id));
+  CREATE TABLE dk_scratch.defaulting_fk (organization_id text NOT NULL, id text NOT NULL, good_id text, PRIMARY KEY (organization_id, id),
+    FOREIGN KEY (organization_id, good_id) REFERENCES dk_scratch.good (organization_id, id) ON UPDATE SET DEFAULT);
   -- (A primary key would make the column NOT NULL, so this one has none.)
   CREATE TABLE dk_scratch.nullable (organization_id text, id text NOT NULL);
   CREATE TABLE dk_scratch.keyed_by_id (organization_id text NOT NULL, id text PRIMARY KEY, code text UNIQUE);
@@ -37,8 +41,9 @@ const SCRATCH = `
 /**
  * The migrated schema is ready to be distributed by organization (operations.md §13): every
  * tenant table keyed by (organization_id, …), every unique including it, every foreign key
- * between tenant tables composite, no global table pointing into the tenants, no 32-bit
- * serial (the rules: distribution-rules.ts). Read from the catalog, on both databases.
+ * between tenant tables composite and never SET NULL / SET DEFAULT (Citus refuses both), no
+ * global table pointing into the tenants, no 32-bit serial (the rules: distribution-rules.ts).
+ * Read from the catalog, on both databases.
  */
 describe('distribution keys', () => {
   let database: Database;
@@ -64,6 +69,7 @@ describe('distribution keys', () => {
           'counted.id: 32-bit serial',
           'crossed_fk: foreign key crossed_fk_other_org_fkey (other_org) to organizations is not (organization_id)',
           'crossed_fk: foreign key crossed_fk_other_org_good_id_fkey (other_org, good_id) to good does not carry organization_id',
+          'defaulting_fk: foreign key defaulting_fk_organization_id_good_id_fkey (organization_id, good_id) to good is ON UPDATE SET DEFAULT (Citus refuses it)',
           'global_session: global table references root organizations (global_session_active_org_fkey)',
           'global_session: global table references tenant good (global_session_good_org_good_id_fkey)',
           'keyed_by_id: primary key (id) lacks organization_id',
@@ -72,6 +78,7 @@ describe('distribution keys', () => {
           'no_key: unique index open_uq lacks organization_id',
           'nullable: no primary key',
           'nullable: organization_id may be NULL',
+          'nulling_fk: foreign key nulling_fk_organization_id_good_id_fkey (organization_id, good_id) to good is ON DELETE SET NULL (Citus refuses it)',
           'repeated_fk: foreign key repeated_fk_organization_id_organization_id_fkey names a column twice',
           'single_fk: foreign key single_fk_parent_id_fkey (parent_id) to keyed_by_id does not carry organization_id',
         ].sort(),

@@ -71,6 +71,16 @@ export async function distributionFindings(database: Database, schema = 'public'
     JOIN cols ON cols.conid = f.oid
     WHERE t.kind = 'tenant' AND p.kind = 'root' AND (f.conkey <> ARRAY[t.org] OR f.confkey <> ARRAY[p.id])
     UNION ALL
+    -- Citus refuses SET NULL / SET DEFAULT on a foreign key that carries the distribution column
+    -- (even SET NULL (x_id), which leaves the organization alone): NO ACTION, and the deleting
+    -- service clears the references (drizzle/0038, src/flows/delete-referenced.ts).
+    SELECT format('%s: foreign key %s (%s) to %s is ON %s SET %s (Citus refuses it)', t.relname, f.conname, cols.list,
+      p.relname, CASE WHEN f.confdeltype IN ('n', 'd') THEN 'DELETE' ELSE 'UPDATE' END,
+      CASE WHEN 'n' IN (f.confdeltype, f.confupdtype) THEN 'NULL' ELSE 'DEFAULT' END)
+    FROM t JOIN pg_constraint f ON f.conrelid = t.oid AND f.contype = 'f' JOIN t p ON p.oid = f.confrelid
+    JOIN cols ON cols.conid = f.oid
+    WHERE t.kind = 'tenant' AND p.kind <> 'global' AND (f.confdeltype IN ('n', 'd') OR f.confupdtype IN ('n', 'd'))
+    UNION ALL
     -- Global tables (reference or local tables once distributed) never point into the tenants.
     SELECT format('%s: global table references %s %s (%s)', t.relname, p.kind, p.relname, f.conname)
     FROM t JOIN pg_constraint f ON f.conrelid = t.oid AND f.contype = 'f' JOIN t p ON p.oid = f.confrelid

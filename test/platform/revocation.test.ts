@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { apiKeys, organizations } from '../../src/db/schema/index.js';
+import { bumpAuthGeneration } from '../../src/platform/auth/revocations.js';
 import { deviceCaller } from '../crew-tracking/helpers.js';
 import { addMember, caller, createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
 
@@ -87,13 +88,20 @@ describe.skipIf(!onPostgres)('revocation reaches every API process before the re
     const elsewhere = onOther({ authorization: `Bearer ${key}` });
     expect((await elsewhere('GET', '/api/members')).statusCode).toBe(200);
     expect((await elsewhere('GET', '/api/members')).statusCode).toBe(200); // served from its cache
-    await h.admin.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
+    // What the revoking function commits (drizzle/0042): the change and the generation, one transaction.
+    await h.admin.db.transaction(async (tx) => {
+      await tx.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
+      await bumpAuthGeneration(tx);
+    });
     expect((await elsewhere('GET', '/api/members')).statusCode).toBe(401);
 
     // A plan change made the same way: the other process stops serving the old plan at once.
     const webhooks = onOther({ cookie: owner.cookie });
     expect((await webhooks('GET', '/api/webhooks')).statusCode).toBe(200);
-    await h.admin.db.update(organizations).set({ plan: 'starter' }).where(eq(organizations.id, owner.organizationId));
+    await h.admin.db.transaction(async (tx) => {
+      await tx.update(organizations).set({ plan: 'starter' }).where(eq(organizations.id, owner.organizationId));
+      await bumpAuthGeneration(tx);
+    });
     expect((await webhooks('GET', '/api/webhooks')).statusCode).toBe(403);
   });
 });

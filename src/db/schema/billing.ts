@@ -76,7 +76,7 @@ export const invoices = pgTable(
       name: 'invoices_property_id_fk',
       columns: [t.organizationId, t.propertyId],
       foreignColumns: [properties.organizationId, properties.id],
-    }).onDelete('set null'),
+    }),
     uniqueIndex('invoices_org_number_uq').on(t.organizationId, t.invoiceNumber),
     index('invoices_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     // Filtered lists (operations.md §1): the filter column, then the list's order.
@@ -110,7 +110,7 @@ export const invoiceBillingKeys = pgTable(
       name: 'invoice_billing_keys_invoice_id_fk',
       columns: [t.organizationId, t.invoiceId],
       foreignColumns: [invoices.organizationId, invoices.id],
-    }).onDelete('set null'),
+    }),
     primaryKey({ name: 'invoice_billing_keys_pk', columns: [t.organizationId, t.key] }),
   ],
 );
@@ -140,7 +140,7 @@ export const invoiceLineItems = pgTable(
       name: 'invoice_line_items_service_id_fk',
       columns: [t.organizationId, t.serviceId],
       foreignColumns: [services.organizationId, services.id],
-    }).onDelete('set null'),
+    }),
     index('invoice_line_items_org_invoice_idx').on(t.organizationId, t.invoiceId, t.position),
   ],
 );
@@ -260,12 +260,12 @@ export const estimates = pgTable(
       name: 'estimates_property_id_fk',
       columns: [t.organizationId, t.propertyId],
       foreignColumns: [properties.organizationId, properties.id],
-    }).onDelete('set null'),
+    }),
     foreignKey({
       name: 'estimates_invoice_id_fk',
       columns: [t.organizationId, t.invoiceId],
       foreignColumns: [invoices.organizationId, invoices.id],
-    }).onDelete('set null'),
+    }),
     uniqueIndex('estimates_org_number_uq').on(t.organizationId, t.estimateNumber),
     index('estimates_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('estimates_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
@@ -301,7 +301,7 @@ export const estimateLineItems = pgTable(
       name: 'estimate_line_items_service_id_fk',
       columns: [t.organizationId, t.serviceId],
       foreignColumns: [services.organizationId, services.id],
-    }).onDelete('set null'),
+    }),
     index('estimate_line_items_org_estimate_idx').on(t.organizationId, t.estimateId, t.position),
   ],
 );

@@ -70,7 +70,7 @@ export const timeEntries = pgTable(
       name: 'time_entries_job_id_fk',
       columns: [t.organizationId, t.jobId],
       foreignColumns: [jobs.organizationId, jobs.id],
-    }).onDelete('set null'),
+    }),
     uniqueIndex('time_entries_one_open_uq').on(t.organizationId, t.memberId).where(sql`${t.endedAt} IS NULL`),
     index('time_entries_org_started_idx').on(t.organizationId, t.startedAt, t.id),
     index('time_entries_org_member_started_idx').on(t.organizationId, t.memberId, t.startedAt),

@@ -75,17 +75,17 @@ export const equipmentAssignments = pgTable(
       name: 'equipment_assignments_member_id_fk',
       columns: [t.organizationId, t.memberId],
       foreignColumns: [members.organizationId, members.id],
-    }).onDelete('set null'),
+    }),
     foreignKey({
       name: 'equipment_assignments_crew_id_fk',
       columns: [t.organizationId, t.crewId],
       foreignColumns: [crews.organizationId, crews.id],
-    }).onDelete('set null'),
+    }),
     foreignKey({
       name: 'equipment_assignments_job_id_fk',
       columns: [t.organizationId, t.jobId],
       foreignColumns: [jobs.organizationId, jobs.id],
-    }).onDelete('set null'),
+    }),
     index('equipment_assignments_org_item_idx').on(t.organizationId, t.equipmentId, t.createdAt, t.id),
     uniqueIndex('equipment_assignments_open_uq')
       .on(t.organizationId, t.equipmentId)
@@ -142,7 +142,7 @@ export const maintenanceLogs = pgTable(
       name: 'maintenance_logs_plan_id_fk',
       columns: [t.organizationId, t.planId],
       foreignColumns: [maintenancePlans.organizationId, maintenancePlans.id],
-    }).onDelete('set null'),
+    }),
     index('maintenance_logs_org_item_idx').on(t.organizationId, t.equipmentId, t.createdAt, t.id),
     index('maintenance_logs_org_plan_idx').on(t.organizationId, t.planId, t.performedAt),
   ],

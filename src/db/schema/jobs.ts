@@ -64,7 +64,7 @@ export const jobs = pgTable(
     /** scheduled_date at start_time in the organization's timezone, as an instant (kept by SQL on write). */
     startsAt: timestamp('starts_at', { withTimezone: true, mode: 'date' }),
     durationMinutes: integer('duration_minutes'),
-    // FK (organization_id, crew_id) to crews ON DELETE SET NULL (crew_id), declared in drizzle/0035_tenant_keys.sql
+    // FK (organization_id, crew_id) to crews (NO ACTION, drizzle/0038: deleting a crew clears it), declared in SQL
     // only: crew-tracking's schema imports this file (time entries name a job), and a value import back would be a cycle.
     crewId: text('crew_id'),
     /** The schedule this visit came from (null for a one-off job). */
@@ -89,17 +89,17 @@ export const jobs = pgTable(
       name: 'jobs_property_id_fk',
       columns: [t.organizationId, t.propertyId],
       foreignColumns: [properties.organizationId, properties.id],
-    }).onDelete('set null'),
+    }),
     foreignKey({
       name: 'jobs_invoice_id_fk',
       columns: [t.organizationId, t.invoiceId],
       foreignColumns: [invoices.organizationId, invoices.id],
-    }).onDelete('set null'),
+    }),
     foreignKey({
       name: 'jobs_schedule_id_fk',
       columns: [t.organizationId, t.scheduleId],
       foreignColumns: [jobSchedules.organizationId, jobSchedules.id],
-    }).onDelete('set null'),
+    }),
     // One visit per schedule and occurrence: concurrent generators meet here (ON CONFLICT DO NOTHING).
     uniqueIndex('jobs_schedule_occurrence_uq').on(t.organizationId, t.scheduleId, t.occurrenceDate),
     // The reminder worker's scan: visits not reminded yet, by date.
@@ -203,7 +203,7 @@ export const jobSchedules = pgTable(
     startTime: text('start_time'),
     durationMinutes: integer('duration_minutes'),
     assignedTo: text('assigned_to').array().notNull().default(sql`'{}'::text[]`),
-    // FK (organization_id, crew_id) to crews ON DELETE SET NULL (crew_id), declared in drizzle/0035_tenant_keys.sql
+    // FK (organization_id, crew_id) to crews (NO ACTION, drizzle/0038: deleting a crew clears it), declared in SQL
     // only: crew-tracking's schema imports this file (time entries name a job), and a value import back would be a cycle.
     crewId: text('crew_id'),
     lineItems: jsonb('line_items').$type<ScheduleLine[]>().notNull().default([]),
@@ -234,12 +234,12 @@ export const jobSchedules = pgTable(
       name: 'job_schedules_property_id_fk',
       columns: [t.organizationId, t.propertyId],
       foreignColumns: [properties.organizationId, properties.id],
-    }).onDelete('set null'),
+    }),
     foreignKey({
       name: 'job_schedules_contract_id_fk',
       columns: [t.organizationId, t.contractId],
       foreignColumns: [contracts.organizationId, contracts.id],
-    }).onDelete('set null'),
+    }),
     index('job_schedules_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('job_schedules_org_customer_created_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('job_schedules_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),

@@ -54,7 +54,7 @@ export const paymentIntents = pgTable(
       name: 'payment_intents_payment_id_fk',
       columns: [t.organizationId, t.paymentId],
       foreignColumns: [payments.organizationId, payments.id],
-    }).onDelete('set null'),
+    }),
     index('payment_intents_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('payment_intents_org_invoice_idx').on(t.organizationId, t.invoiceId, t.createdAt, t.id),
     index('payment_intents_org_status_idx').on(t.organizationId, t.status, t.createdAt, t.id),

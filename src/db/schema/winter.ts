@@ -37,7 +37,7 @@ export const winterRoutes = pgTable(
       name: 'winter_routes_crew_id_fk',
       columns: [t.organizationId, t.crewId],
       foreignColumns: [crews.organizationId, crews.id],
-    }).onDelete('set null'),
+    }),
     index('winter_routes_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('winter_routes_org_active_created_idx').on(t.organizationId, t.active, t.createdAt, t.id),
   ],
@@ -185,7 +185,7 @@ export const winterVisits = pgTable(
       name: 'winter_visits_invoice_id_fk',
       columns: [t.organizationId, t.invoiceId],
       foreignColumns: [invoices.organizationId, invoices.id],
-    }).onDelete('set null'),
+    }),
     index('winter_visits_org_run_seq_idx').on(t.organizationId, t.runId, t.sequence, t.id),
     /** The dashboard counts serviced visits by when they were serviced. */
     index('winter_visits_org_serviced_idx').on(t.organizationId, t.servicedAt).where(sql`${t.status} = 'serviced'`),

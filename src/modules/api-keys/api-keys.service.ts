@@ -1,6 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys } from '../../db/schema/index.js';
 import { hashApiKey } from '../../platform/auth/principal.js';
+import { bumpAuthGeneration } from '../../platform/auth/revocations.js';
 import { forgetSecret, recordSecret } from '../../platform/auth/secret-lookups.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId, randomToken } from '../../platform/ids.js';
@@ -55,4 +56,5 @@ export async function revokeApiKey(ctx: Ctx, id: string) {
     .returning({ keyHash: apiKeys.keyHash });
   if (rows.length === 0) throw notFound('API key');
   await forgetSecret(ctx.tx, 'api_key', (rows[0] as { keyHash: string }).keyHash);
+  await bumpAuthGeneration(ctx.tx);
 }

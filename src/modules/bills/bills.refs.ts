@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
+import { bills } from '../../db/schema/index.js';
+import { clearReferences } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /**
@@ -19,3 +21,7 @@ export async function payableFigures(
   );
   return { outstandingCents: Number(row?.outstanding ?? 0), dueNext7DaysCents: Number(row?.due ?? 0) };
 }
+
+/* What ON DELETE SET NULL did before drizzle/0038 (Citus refuses it): the row outlives the one it named, with a null reference. Called by the flows that delete the named rows (src/flows/delete-*.ts), before the delete, in its transaction. */
+export const forgetPurchaseOrder = (ctx: Ctx, purchaseOrderId: string): Promise<void> =>
+  clearReferences(ctx, bills, bills.purchaseOrderId, [purchaseOrderId]);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 
 import {
   CreateTemplateBody,
@@ -11,15 +12,17 @@ import {
   TemplateResponse,
   UpdateTemplateBody,
 } from './contract-templates.schemas.js';
-import {
-  createTemplate,
-  deleteTemplate,
-  getTemplate,
-  listTemplates,
-  updateTemplate,
-} from './contract-templates.service.js';
+import { createTemplate, getTemplate, listTemplates, updateTemplate } from './contract-templates.service.js';
 
-export default async function contractTemplateRoutes(fastify: FastifyInstance) {
+/** The flow (src/flows/delete-referenced.ts) that deletes a contract template: the rows of other modules naming it let go first. */
+export interface ContractTemplateFlows {
+  deleteContractTemplate(ctx: Ctx, id: string): Promise<void>;
+}
+
+export default async function contractTemplateRoutes(
+  fastify: FastifyInstance,
+  { flows }: { flows: ContractTemplateFlows },
+) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['contract-templates'];
@@ -114,7 +117,7 @@ export default async function contractTemplateRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => deleteTemplate(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteContractTemplate(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

@@ -1,7 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
-import { crews, jobs } from '../../db/schema/index.js';
+import { crews, jobs, timeEntries } from '../../db/schema/index.js';
 import { AppError, invalidField } from '../../platform/errors.js';
+import { clearReferences } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { type MemberRef, memberOfUser, membersById } from '../members/members.refs.js';
 
@@ -93,3 +94,7 @@ export async function crewHours(ctx: Ctx, start: Date, end: Date): Promise<{ wor
   );
   return { workHours: Number(row?.work ?? 0), driveHours: Number(row?.drive ?? 0) };
 }
+
+/* What ON DELETE SET NULL did before drizzle/0038 (Citus refuses it): the row outlives the one it named, with a null reference. Called by the flows that delete the named rows (src/flows/delete-*.ts), before the delete, in its transaction. */
+export const forgetJobs = (ctx: Ctx, jobIds: string[]): Promise<void> =>
+  clearReferences(ctx, timeEntries, timeEntries.jobId, jobIds);

@@ -3,10 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 import { CreateCrewBody, CrewList, CrewListQuery, CrewResponse, UpdateCrewBody } from './crews.schemas.js';
-import { createCrew, deleteCrew, getCrew, listCrews, updateCrew } from './crews.service.js';
+import { createCrew, getCrew, listCrews, updateCrew } from './crews.service.js';
 
-export async function crewRoutes(fastify: FastifyInstance) {
+/** The flow (src/flows/delete-referenced.ts) that deletes a crew: the rows of other modules naming it let go first. */
+export interface CrewFlows {
+  deleteCrew(ctx: Ctx, id: string): Promise<void>;
+}
+
+export async function crewRoutes(fastify: FastifyInstance, flows: CrewFlows) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['crew-tracking'];
@@ -97,7 +103,7 @@ export async function crewRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => deleteCrew(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteCrew(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

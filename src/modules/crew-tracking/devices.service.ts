@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { deviceTokens } from '../../db/schema/index.js';
 import { hashApiKey } from '../../platform/auth/principal.js';
+import { bumpAuthGeneration } from '../../platform/auth/revocations.js';
 import { forgetSecret, recordSecret } from '../../platform/auth/secret-lookups.js';
 import { notFound } from '../../platform/errors.js';
 import { newId, randomToken } from '../../platform/ids.js';
@@ -66,4 +67,5 @@ export async function revokeDevice(ctx: Ctx, id: string) {
     .returning({ tokenHash: deviceTokens.tokenHash });
   if (rows.length === 0) throw notFound('Device');
   await forgetSecret(ctx.tx, 'device_token', (rows[0] as { tokenHash: string }).tokenHash);
+  await bumpAuthGeneration(ctx.tx);
 }

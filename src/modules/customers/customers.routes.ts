@@ -17,7 +17,6 @@ import {
   changeCustomerStatus,
   createCustomer,
   getCustomer,
-  hardDeleteCustomer,
   listCustomers,
   softDeleteCustomer,
   updateCustomer,
@@ -29,6 +28,8 @@ import { CUSTOMER_ACTIONS } from './customers.states.js';
  * module never imports the layer above it.
  */
 export interface CustomerFlows {
+  /** src/flows/delete-referenced.ts: rows of other modules naming its jobs and invoices let go first. */
+  deleteCustomer(ctx: Ctx, id: string): Promise<void>;
   anonymizeCustomer(ctx: Ctx, id: string): Promise<CustomerView>;
 }
 
@@ -198,7 +199,7 @@ export default async function customerRoutes(fastify: FastifyInstance, { flows }
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => hardDeleteCustomer(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteCustomer(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

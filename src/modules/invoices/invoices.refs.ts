@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
-import { invoices } from '../../db/schema/index.js';
+import { invoiceBillingKeys, invoiceLineItems, invoices } from '../../db/schema/index.js';
+import { clearReferences } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /*
@@ -100,3 +101,12 @@ export const invoiceIdsOfCustomer = (ctx: Ctx, customerId: string) =>
     .select({ id: invoices.id })
     .from(invoices)
     .where(and(eq(invoices.organizationId, ctx.organizationId), eq(invoices.customerId, customerId)));
+
+/* What ON DELETE SET NULL did before drizzle/0038 (Citus refuses it): the row outlives the one it named, with a null reference. Called by the flows that delete the named rows (src/flows/delete-*.ts), before the delete, in its transaction. */
+export const forgetProperty = (ctx: Ctx, propertyId: string): Promise<void> =>
+  clearReferences(ctx, invoices, invoices.propertyId, [propertyId]);
+export const forgetService = (ctx: Ctx, serviceId: string): Promise<void> =>
+  clearReferences(ctx, invoiceLineItems, invoiceLineItems.serviceId, [serviceId]);
+/** A customer's hard deletion takes its invoices (ON DELETE CASCADE): their billing keys let go first. */
+export const forgetBillingKeysOf = (ctx: Ctx, invoiceIds: string[]): Promise<void> =>
+  clearReferences(ctx, invoiceBillingKeys, invoiceBillingKeys.invoiceId, invoiceIds);

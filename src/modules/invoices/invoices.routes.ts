@@ -22,7 +22,6 @@ import {
 } from './invoices.schemas.js';
 import {
   createInvoice,
-  deleteInvoice,
   getInvoice,
   type InvoiceDetailView,
   invoicePdf,
@@ -39,6 +38,8 @@ import {
  * module never imports the layer above it.
  */
 export interface InvoiceFlows {
+  /** src/flows/delete-referenced.ts: jobs, estimates and winter visits naming the draft let go first. */
+  deleteInvoice(ctx: Ctx, id: string): Promise<void>;
   recordPayment(ctx: Ctx, invoiceId: string, input: Static<typeof PaymentBody>): Promise<InvoiceDetailView>;
   invoicesFromJobs(
     ctx: Ctx,
@@ -175,7 +176,7 @@ export default async function invoiceRoutes(fastify: FastifyInstance, { flows }:
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => deleteInvoice(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteInvoice(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

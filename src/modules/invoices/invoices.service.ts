@@ -1,10 +1,11 @@
 import { and, asc, eq, gt, gte, lt, lte } from 'drizzle-orm';
-import { invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
+import { invoiceBillingKeys, invoiceLineItems, invoices, payments } from '../../db/schema/index.js';
 import { addDays, today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
 import { emitMany } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
+import { clearReferences } from '../../platform/owned-rows.js';
 import type { Page } from '../../platform/pagination.js';
 import type { PdfSource } from '../../platform/pdf.js';
 import { canTake, take } from '../../platform/state-machine.js';
@@ -286,7 +287,15 @@ export async function updateInvoice(ctx: Ctx, id: string, patch: UpdateInvoiceIn
   return detail;
 }
 
-export const deleteInvoice = (ctx: Ctx, id: string): Promise<void> => invoiceRows.deleteDraft(ctx, id);
+/**
+ * A draft goes (its lines with it); the billing keys that named it let go of it first (no ON
+ * DELETE SET NULL since drizzle/0038); the jobs, estimates and visits naming it are cleared by
+ * flows/delete-invoice.ts before this.
+ */
+export async function deleteInvoice(ctx: Ctx, id: string): Promise<void> {
+  await clearReferences(ctx, invoiceBillingKeys, invoiceBillingKeys.invoiceId, [id]);
+  await invoiceRows.deleteDraft(ctx, id);
+}
 
 /** The ledger entry of a transition, in its transaction (operations.md §3). */
 async function postTransition(ctx: Ctx, trigger: InvoiceTrigger, before: InvoiceRow, after: InvoiceRow) {

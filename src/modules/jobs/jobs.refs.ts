@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
-import { jobs } from '../../db/schema/index.js';
+import { jobSchedules, jobs } from '../../db/schema/index.js';
+import { clearReferences } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { JOB_STATUSES, type JobStatus } from './jobs.states.js';
 
@@ -57,4 +58,29 @@ export async function jobExists(ctx: Ctx, id: string): Promise<boolean> {
     .from(jobs)
     .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
   return row !== undefined;
+}
+
+/*
+ * What ON DELETE SET NULL did before drizzle/0038 (refused by Citus): a job or schedule outlives
+ * the crew, property, invoice or contract it named, with a null reference. Called by the flows
+ * that delete those rows (src/flows/delete-*.ts), before the delete, in its transaction.
+ */
+export async function forgetCrew(ctx: Ctx, crewId: string): Promise<void> {
+  await clearReferences(ctx, jobs, jobs.crewId, [crewId]);
+  await clearReferences(ctx, jobSchedules, jobSchedules.crewId, [crewId]);
+}
+export async function forgetProperty(ctx: Ctx, propertyId: string): Promise<void> {
+  await clearReferences(ctx, jobs, jobs.propertyId, [propertyId]);
+  await clearReferences(ctx, jobSchedules, jobSchedules.propertyId, [propertyId]);
+}
+export async function forgetInvoices(ctx: Ctx, invoiceIds: string[]): Promise<void> {
+  await clearReferences(ctx, jobs, jobs.invoiceId, invoiceIds);
+}
+/** A customer's jobs, which its hard deletion takes with it (ON DELETE CASCADE). */
+export async function jobIdsOfCustomer(ctx: Ctx, customerId: string): Promise<string[]> {
+  const rows = await ctx.tx
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.customerId, customerId)));
+  return rows.map((r) => r.id);
 }

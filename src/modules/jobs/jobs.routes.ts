@@ -23,7 +23,6 @@ import {
 } from './jobs.schemas.js';
 import {
   createJob,
-  deleteJob,
   getJob,
   jobCalendar,
   listJobs,
@@ -38,6 +37,8 @@ import scheduleRoutes from './schedules/schedules.routes.js';
  * module never imports the layer above it.
  */
 export interface JobFlows {
+  /** src/flows/delete-referenced.ts: equipment, estimates, purchase orders and time entries naming the job let go first. */
+  deleteJob(ctx: Ctx, id: string): Promise<void>;
   updateJobAndBillVisit(
     ctx: Ctx,
     id: string,
@@ -203,7 +204,7 @@ export default async function jobRoutes(fastify: FastifyInstance, { flows }: { f
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => deleteJob(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteJob(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

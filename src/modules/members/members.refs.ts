@@ -1,6 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { members, memberUsers as memberUsersView } from '../../db/schema/index.js';
+import { bumpAuthGeneration } from '../../platform/auth/revocations.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx, Role } from '../../platform/tenancy.js';
 
@@ -14,6 +15,8 @@ export async function addMember(tx: Tx, organizationId: string, userId: string, 
     .insert(members)
     .values({ id: newId('mem'), organizationId, userId, role })
     .onConflictDoNothing();
+  // A new membership changes what the user's sessions may do (revocations.ts).
+  await bumpAuthGeneration(tx);
 }
 
 /*

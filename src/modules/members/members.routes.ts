@@ -4,8 +4,9 @@ import { Type } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { DateTime, Envelope, IdParams, NoContent, PageQuery } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 
-import { changeMemberRole, listMembers, removeMember } from './members.service.js';
+import { changeMemberRole, listMembers } from './members.service.js';
 
 const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 
@@ -23,7 +24,12 @@ const Member = Type.Object(
 
 export { listMembers };
 
-export default async function memberRoutes(fastify: FastifyInstance) {
+/** The flow (src/flows/delete-referenced.ts) that deletes a member: the rows of other modules naming it let go first. */
+export interface MemberFlows {
+  deleteMember(ctx: Ctx, id: string): Promise<void>;
+}
+
+export default async function memberRoutes(fastify: FastifyInstance, { flows }: { flows: MemberFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database, resolver } = app.deps;
   const tags = ['members'];
@@ -84,7 +90,7 @@ export default async function memberRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => removeMember(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteMember(ctx, request.params.id));
       resolver.invalidate();
       return reply.code(204).send(null);
     },

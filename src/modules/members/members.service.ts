@@ -1,5 +1,6 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import { members, memberUsers } from '../../db/schema/index.js';
+import { bumpAuthGeneration } from '../../platform/auth/revocations.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
@@ -80,6 +81,7 @@ export async function changeMemberRole(ctx: Ctx, id: string, role: Role) {
     .update(members)
     .set({ role })
     .where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  await bumpAuthGeneration(ctx.tx);
   const [view] = await memberViews(ctx, and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
   return { ...(view as NonNullable<typeof view>), role: (view as NonNullable<typeof view>).role as Role };
 }
@@ -89,5 +91,7 @@ export async function removeMember(ctx: Ctx, id: string) {
   if (target.role === 'owner' && ownerCount <= 1) {
     throw new AppError('INVALID_STATE', 'The last owner cannot be removed');
   }
+  // Its device tokens go with it (ON DELETE CASCADE): one announcement for both.
   await ctx.tx.delete(members).where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  await bumpAuthGeneration(ctx.tx);
 }

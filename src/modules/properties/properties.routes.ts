@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 
 import {
   CreatePropertyBody,
@@ -11,9 +12,14 @@ import {
   PropertyResponse,
   UpdatePropertyBody,
 } from './properties.schemas.js';
-import { createProperty, deleteProperty, getProperty, listProperties, updateProperty } from './properties.service.js';
+import { createProperty, getProperty, listProperties, updateProperty } from './properties.service.js';
 
-export default async function propertyRoutes(fastify: FastifyInstance) {
+/** The flow (src/flows/delete-referenced.ts) that deletes a property: the rows of other modules naming it let go first. */
+export interface PropertyFlows {
+  deleteProperty(ctx: Ctx, id: string): Promise<void>;
+}
+
+export default async function propertyRoutes(fastify: FastifyInstance, { flows }: { flows: PropertyFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['properties'];
@@ -106,7 +112,7 @@ export default async function propertyRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => deleteProperty(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteProperty(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { purchaseOrders } from '../../db/schema/index.js';
+import { clearReferences } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /*
@@ -23,3 +24,7 @@ export async function releaseBill(ctx: Ctx, billId: string): Promise<void> {
     .set({ billId: null })
     .where(and(eq(purchaseOrders.organizationId, ctx.organizationId), eq(purchaseOrders.billId, billId)));
 }
+
+/* What ON DELETE SET NULL did before drizzle/0038 (Citus refuses it): the row outlives the one it named, with a null reference. Called by the flows that delete the named rows (src/flows/delete-*.ts), before the delete, in its transaction. */
+export const forgetJobs = (ctx: Ctx, jobIds: string[]): Promise<void> =>
+  clearReferences(ctx, purchaseOrders, purchaseOrders.jobId, jobIds);

@@ -11,6 +11,7 @@ import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { nextDocumentNumber } from '../billing/numbering.js';
+import { forgetPurchaseOrder } from '../bills/bills.refs.js';
 import { jobExists } from '../jobs/jobs.refs.js';
 import { queueMail } from '../mail/mail.service.js';
 import { getOrgSettings } from '../settings/settings.service.js';
@@ -202,6 +203,8 @@ export async function updatePurchaseOrder(ctx: Ctx, id: string, patch: UpdatePoI
 export async function deletePurchaseOrder(ctx: Ctx, id: string) {
   const row = await findRow(ctx, id, true);
   requireDraft(row, 'deleted');
+  // A bill made from it keeps living without it (ON DELETE SET NULL until drizzle/0038).
+  await forgetPurchaseOrder(ctx, id);
   await ctx.tx.delete(purchaseOrders).where(mine(ctx, id));
 }
 

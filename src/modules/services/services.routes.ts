@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
+import type { Ctx } from '../../platform/tenancy.js';
 
 import {
   CreateServiceBody,
@@ -11,9 +12,14 @@ import {
   ServiceResponse,
   UpdateServiceBody,
 } from './services.schemas.js';
-import { createService, deleteService, getService, listServices, updateService } from './services.service.js';
+import { createService, getService, listServices, updateService } from './services.service.js';
 
-export default async function serviceRoutes(fastify: FastifyInstance) {
+/** The flow (src/flows/delete-referenced.ts) that deletes a service: the rows of other modules naming it let go first. */
+export interface ServiceFlows {
+  deleteService(ctx: Ctx, id: string): Promise<void>;
+}
+
+export default async function serviceRoutes(fastify: FastifyInstance, { flows }: { flows: ServiceFlows }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { database } = app.deps;
   const tags = ['services'];
@@ -105,7 +111,7 @@ export default async function serviceRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      await inRequestTenant(database.db, request, (ctx) => deleteService(ctx, request.params.id));
+      await inRequestTenant(database.db, request, (ctx) => flows.deleteService(ctx, request.params.id));
       return reply.code(204).send(null);
     },
   );

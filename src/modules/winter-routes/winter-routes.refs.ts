@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
+import { winterRoutes, winterVisits } from '../../db/schema/index.js';
+import { clearReferences } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
 
 /**
@@ -24,3 +26,9 @@ export async function winterFigures(
   );
   return { storms: Number(row?.storms ?? 0), visitsServiced: Number(row?.visits ?? 0) };
 }
+
+/* What ON DELETE SET NULL did before drizzle/0038 (Citus refuses it): the row outlives the one it named, with a null reference. Called by the flows that delete the named rows (src/flows/delete-*.ts), before the delete, in its transaction. */
+export const forgetCrew = (ctx: Ctx, crewId: string): Promise<void> =>
+  clearReferences(ctx, winterRoutes, winterRoutes.crewId, [crewId]);
+export const forgetInvoices = (ctx: Ctx, invoiceIds: string[]): Promise<void> =>
+  clearReferences(ctx, winterVisits, winterVisits.invoiceId, invoiceIds);

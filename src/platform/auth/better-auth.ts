@@ -6,7 +6,9 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { isDatabaseUnavailable } from '../../db/pg-errors.js';
 import { accounts, sessions, users, verifications } from '../../db/schema/index.js';
+import { asPlatform } from '../cross-tenant.js';
 import { newId } from '../ids.js';
+import { bumpAuthGenerationAsPlatform } from './revocations.js';
 import { lastOrganizationOf } from './sessions.js';
 
 /** Argon2id (OWASP's first choice) with @node-rs/argon2's defaults: m=19 MiB, t=2, p=1. */
@@ -50,8 +52,12 @@ export function createAuth(config: Config, db: Db, log: FastifyBaseLogger, accou
         verify: ({ hash: digest, password }) => verify(digest, password),
       },
       resetPasswordTokenExpiresIn: RESET_TOKEN_TTL_SECONDS,
-      // A reset is what someone does who fears another has their password: every session ends.
+      // A reset is what someone does who fears another has their password: every session ends,
+      // and every process drops what it cached of them before the answer (revocations.ts).
       revokeSessionsOnPasswordReset: true,
+      onPasswordReset: async () => {
+        await asPlatform(db, (tx) => bumpAuthGenerationAsPlatform(tx));
+      },
       ...(accountMail
         ? {
             sendResetPassword: async ({ user, token }) => {
@@ -78,6 +84,14 @@ export function createAuth(config: Config, db: Db, log: FastifyBaseLogger, accou
           before: async (session) => {
             const activeOrganizationId = await lastOrganizationOf(db, session.userId);
             return activeOrganizationId ? { data: { ...session, activeOrganizationId } } : undefined;
+          },
+        },
+        // A session ended (sign-out, expiry, revoked): every process drops what it cached for it
+        // before the request answers. Run after the delete committed (Better Auth queues it so),
+        // in a transaction of its own (revocations.ts; drizzle/0042 replaced the trigger).
+        delete: {
+          after: async () => {
+            await asPlatform(db, (tx) => bumpAuthGenerationAsPlatform(tx));
           },
         },
       },

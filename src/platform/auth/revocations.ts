@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database, Db } from '../../db/client.js';
+import type { Database, Db, Tx } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { listenOn } from '../../db/listen.js';
 
@@ -12,13 +12,16 @@ import { listenOn } from '../../db/listen.js';
  * that made it answers. The guarantee comes from one counter, `auth_generation`:
  *
  *  1. Every change that revokes bumps the counter and `pg_notify`s it IN ITS OWN
- *     TRANSACTION: a trigger on the rows that carry access (api_keys and device_tokens
- *     revoked or deleted, members added, removed or re-roled, organizations.plan,
- *     sessions deleted or switched to another organization) calls `auth_generation_bump()`
- *     (drizzle/0021_webhook_claim_functions.sql). So the new generation commits exactly
- *     when the revocation does, whoever makes it (an API route, Better Auth's sign-out,
- *     `npm run admin`, a cascade), and no process can commit a revocation and die before
- *     announcing it; the NOTIFY is delivered at that commit.
+ *     TRANSACTION: each function that takes access away (an API key or device token
+ *     revoked, a member added, removed or re-roled, a plan changed by `npm run admin`, a
+ *     session switched to another organization) calls `bumpAuthGeneration` beside its
+ *     write (SQL function `auth_generation_bump()`, drizzle/0042). So the new generation
+ *     commits exactly when the revocation does, and no process can commit a revocation and
+ *     die before announcing it; the NOTIFY is delivered at that commit. A session Better
+ *     Auth deletes (sign-out) is announced by its delete hook right after its commit and
+ *     before the request answers (better-auth.ts). Until drizzle/0042 triggers did this;
+ *     on Citus a trigger runs on the node holding the shard, where it may not write
+ *     another table and where its NOTIFY is not heard (docs/scaling.md).
  *  2. Every process stamps each cache entry with the generation it read BEFORE loading
  *     it, and serves an entry only if a generation read that STARTED AFTER the request
  *     arrived still shows that stamp. A request that arrives after the revoking answer
@@ -38,6 +41,29 @@ import { listenOn } from '../../db/listen.js';
  * On the embedded database there is one process: the revoking process clears its
  * cache and nothing else is needed (no counter, no reads).
  */
+/**
+ * Moves the revocation generation on by one and announces it, in the caller's transaction
+ * (`tx`, tenant or platform: the SQL function is SECURITY DEFINER, the roles may only call it).
+ */
+export async function bumpAuthGeneration(tx: Tx): Promise<void> {
+  await tx.execute(sql`SELECT auth_generation_bump()`);
+}
+
+/**
+ * `bumpAuthGeneration` in a platform transaction (role crm_platform, which may write
+ * auth_generation): the same update and announcement, as the transaction's own role. On Citus
+ * the SECURITY DEFINER function would write the reference tables' placements as their owner
+ * after this transaction wrote them as crm_platform (a session), which Citus refuses.
+ */
+export async function bumpAuthGenerationAsPlatform(tx: Tx): Promise<void> {
+  const [row] = rowsOf<{ g: string }>(
+    await tx.execute(
+      sql`UPDATE auth_generation SET generation = generation + 1 WHERE id = 1 RETURNING generation::text AS g`,
+    ),
+  );
+  await tx.execute(sql`SELECT pg_notify(${AUTH_CHANNEL}, ${row?.g ?? ''})`);
+}
+
 /** The channel `auth_generation_bump()` notifies on (named in that SQL function too). */
 export const AUTH_CHANNEL = 'crm_auth';
 

@@ -1,7 +1,8 @@
-import { and, desc, eq, isNotNull } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { members, sessions } from '../../db/schema/index.js';
 import { asPlatform } from '../cross-tenant.js';
+import { bumpAuthGenerationAsPlatform } from './revocations.js';
 
 /**
  * Makes `organizationId` the session's active organization. Sessions belong to
@@ -10,12 +11,15 @@ import { asPlatform } from '../cross-tenant.js';
  * starts in the organization activated last (better-auth.ts).
  */
 export async function setActiveOrganization(db: Db, sessionId: string, organizationId: string) {
-  await asPlatform(db, (tx) =>
-    tx
+  await asPlatform(db, async (tx) => {
+    const switched = await tx
       .update(sessions)
       .set({ activeOrganizationId: organizationId, updatedAt: new Date() })
-      .where(eq(sessions.id, sessionId)),
-  );
+      .where(and(eq(sessions.id, sessionId), sql`${sessions.activeOrganizationId} IS DISTINCT FROM ${organizationId}`))
+      .returning({ id: sessions.id });
+    // A switch changes what the session may do: announced with it (revocations.ts).
+    if (switched.length > 0) await bumpAuthGenerationAsPlatform(tx);
+  });
 }
 
 /**

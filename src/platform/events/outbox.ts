@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Tx } from '../../db/client.js';
-import { events } from '../../db/schema/index.js';
+import { eventBatches, events, workflowEventBatches } from '../../db/schema/index.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Ctx } from '../tenancy.js';
@@ -14,6 +14,24 @@ export interface EmittedEvent {
   type: string;
   createdAt: Date;
 }
+
+/** The writing transaction, as `events.tx` and the batch rows name it. */
+const WRITING_TRANSACTION = sql`pg_current_xact_id()::text::bigint`;
+
+/**
+ * The CTEs that add the writing transaction's batch row for each reader of the outbox (the
+ * webhook fan-out, the workflow engine), once per transaction (ON CONFLICT DO NOTHING: an
+ * earlier emit of the transaction may have made them). VALUES, not INSERT … SELECT: Citus
+ * routes it to the organization's shard as it does the event.
+ */
+const batchRows = (organizationId: string) => sql`
+    fan_out AS (
+      INSERT INTO ${eventBatches} (tx, organization_id) VALUES (${WRITING_TRANSACTION}, ${organizationId})
+      ON CONFLICT DO NOTHING
+    ), workflows AS (
+      INSERT INTO ${workflowEventBatches} (tx, organization_id) VALUES (${WRITING_TRANSACTION}, ${organizationId})
+      ON CONFLICT DO NOTHING
+    )`;
 
 /**
  * Records an event in the caller's transaction (the outbox). If the transaction
@@ -33,16 +51,18 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
     depth: ctx.eventDepth ?? 0,
     createdAt: new Date(),
   };
-  // One statement, one round trip: the outbox row and the wake-up of LISTENing workers
-  // (NOTIFY is delivered with the commit, never on rollback). The database adds the row's
-  // transaction batch for the fan-out (drizzle/0031, 0033). Values are encoded as the query
-  // builder would (json as JSON text, the time as ISO 8601).
+  // One statement, one round trip: the outbox row, its transaction's batch rows for the fan-out
+  // and the workflow engine (drizzle/0031, 0034), and the wake-up of LISTENing workers (NOTIFY
+  // is delivered with the commit, never on rollback). The batch rows were a trigger's work until
+  // drizzle/0042: on Citus a trigger runs on the node holding the shard, where writing another
+  // table is refused and a NOTIFY is not heard by listeners of the coordinator. Values are
+  // encoded as the query builder would (json as JSON text, the time as ISO 8601).
   await ctx.tx.execute(sql`
     WITH written AS (
-      INSERT INTO ${events} (id, organization_id, type, data, depth, created_at)
+      INSERT INTO ${events} (id, organization_id, type, data, depth, created_at, tx)
       VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${JSON.stringify(row.data)}::json, ${row.depth},
-              ${row.createdAt.toISOString()}::timestamptz)
-    )
+              ${row.createdAt.toISOString()}::timestamptz, ${WRITING_TRANSACTION})
+    ), ${batchRows(row.organizationId)}
     SELECT pg_notify(${WAKE_CHANNEL}, '')`);
   return { id: row.id, type, createdAt: row.createdAt };
 }
@@ -63,7 +83,7 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
              ${now}::timestamptz + (e.n - 1) * interval '1 microsecond'
       FROM json_array_elements(${JSON.stringify(items)}::json) WITH ORDINALITY AS e(data, n)
       JOIN unnest(${sql.param(ids)}::text[]) WITH ORDINALITY AS i(id, n) USING (n)
-    )
+    ), ${batchRows(ctx.organizationId)}
     SELECT pg_notify(${WAKE_CHANNEL}, '')`);
   return items.length;
 }
