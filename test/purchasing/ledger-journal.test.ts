@@ -1,6 +1,8 @@
+import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/db/client.js';
 import { iifText } from '../../src/modules/ledger/ledger.journal-formats.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { createCustomer } from '../factories.js';
@@ -249,5 +251,33 @@ describe('ledger: journal export', () => {
       query: { from: lastWeek, to: todayDate, format: 'csv' },
     });
     expect((parse(csv.body, { columns: true }) as unknown[]).length).toBe(7500);
+
+    // A download the client abandons half way ends its transaction: the organization's next
+    // requests are answered (on PGlite, one connection, a transaction left open would hang them).
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = h.app.server.address() as AddressInfo;
+    const abort = new AbortController();
+    const streaming = await fetch(`http://127.0.0.1:${port}/api/ledger/journal?from=${lastWeek}&to=${todayDate}`, {
+      headers: { cookie: other.cookie },
+      signal: abort.signal,
+    });
+    const reader = (streaming.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).done).toBe(false);
+    abort.abort();
+    await reader.read().catch(() => undefined);
+    if (process.env.TEST_DATABASE_URL) {
+      for (;;) {
+        const open = rowsOf<{ n: number }>(
+          await h.admin.db.execute(
+            sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+          ),
+        );
+        if (open[0]?.n === 0) break;
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    expect((await other.call('POST', '/api/ledger/close', { through: lastWeek })).statusCode).toBe(200);
+    // The harness closes the app afterwards; a keep-alive socket of this fetch would hold that close.
+    h.app.server.closeAllConnections();
   });
 });
