@@ -5,6 +5,7 @@ import { crewTrackingBench } from './crew-tracking.js';
 import { customersBench } from './customers.js';
 import { dashboardBench } from './dashboard.js';
 import { jobsBench } from './jobs.js';
+import { ledgerJournalBench } from './ledger-journal.js';
 import { schedulesBench } from './schedules.js';
 import { webhooksBench } from './webhooks.js';
 import { winterRoutesBench } from './winter-routes.js';
@@ -20,4 +21,5 @@ export const benchParts: BenchPart[] = [
   crewTrackingBench,
   winterRoutesBench,
   dashboardBench,
+  ledgerJournalBench,
 ];

@@ -8,6 +8,7 @@ import { Customer } from './customers/customers.schemas.js';
 import { Estimate } from './estimates/estimates.schemas.js';
 import { InvoiceDetail } from './invoices/invoices.schemas.js';
 import { Job } from './jobs/jobs.schemas.js';
+import { PeriodClose } from './ledger/ledger.schemas.js';
 import { Payment, PaymentDetail, Refund } from './payments/payments.schemas.js';
 import { PurchaseOrder } from './purchase-orders/purchase-orders.schemas.js';
 
@@ -39,6 +40,7 @@ export const EVENT_RESOURCES: Readonly<Record<string, TSchema>> = {
   Bill,
   BillPayment,
   TimeEntry,
+  PeriodClose,
 };
 
 const described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
@@ -151,6 +153,11 @@ const PAYLOADS: Record<CatalogEvent, TObject> = {
   'bill_payment.created': billPayment,
   'bill_payment.settled': billPayment,
   'bill_payment.failed': billPayment,
+  'ledger.period_closed': closed({
+    closedThrough: described(PeriodClose.properties.closedThrough, 'The new closed date'),
+    previousClosedThrough: described(PeriodClose.properties.closedThrough, 'The closed date before this close'),
+    periodClose: PeriodClose,
+  }),
 };
 
 /** The `data` schema of every catalog event, by event type, in catalog order. */

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   INVALID_STATE: 409,
   CONFLICT: 409,
+  /** A ledger posting dated on or before the organization's closed date (operations.md §11). */
+  PERIOD_CLOSED: 409,
   /** The resource existed but is gone for good (an export archive past its expiry). */
   GONE: 410,
   PAYLOAD_TOO_LARGE: 413,

@@ -72,6 +72,8 @@ const OWNERS: Record<string, string> = {
   jobScheduleSkips: 'jobs',
   ledgerEntries: 'ledger',
   ledgerLines: 'ledger',
+  ledgerCloses: 'ledger',
+  ledgerAccountMappings: 'ledger',
   mailJobs: 'mail',
   portalTokens: 'portal-links',
   vendors: 'vendors',

@@ -18,6 +18,8 @@ import {
   voidInvoice,
   writeOffInvoice,
 } from '../../src/modules/invoices/invoices.service.js';
+import { closePeriod, reopenPeriod } from '../../src/modules/ledger/ledger.close.js';
+import { trialBalance } from '../../src/modules/ledger/ledger.service.js';
 import { createVendor } from '../../src/modules/vendors/vendors.service.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { AppError } from '../../src/platform/errors.js';
@@ -35,14 +37,26 @@ import { createHarness, type Harness, newTenant } from '../harness.js';
 
 const Index = fc.nat({ max: 50 });
 const Percent = fc.integer({ min: 1, max: 100 });
+/** How many days before today a document is dated, or the books closed through (0: today). */
+const DaysAgo = fc.nat({ max: 8 });
 const Command = fc.oneof(
-  fc.record({ kind: fc.constant('invoice' as const), cents: fc.integer({ min: 1, max: 80_000 }), taxed: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('invoice' as const),
+    cents: fc.integer({ min: 1, max: 80_000 }),
+    taxed: fc.boolean(),
+    daysAgo: DaysAgo,
+  }),
   fc.record({ kind: fc.constant('send' as const), i: Index }),
-  fc.record({ kind: fc.constant('invoicePay' as const), i: Index, pct: Percent }),
+  fc.record({ kind: fc.constant('invoicePay' as const), i: Index, pct: Percent, daysAgo: DaysAgo }),
   fc.record({ kind: fc.constant('refund' as const), i: Index, pct: Percent, whole: fc.boolean() }),
   fc.record({ kind: fc.constant('invoiceVoid' as const), i: Index }),
   fc.record({ kind: fc.constant('writeOff' as const), i: Index }),
-  fc.record({ kind: fc.constant('bill' as const), cents: fc.integer({ min: 1, max: 60_000 }), draft: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('bill' as const),
+    cents: fc.integer({ min: 1, max: 60_000 }),
+    draft: fc.boolean(),
+    daysAgo: DaysAgo,
+  }),
   fc.record({ kind: fc.constant('postBill' as const), i: Index }),
   fc.record({ kind: fc.constant('approve' as const), i: Index }),
   fc.record({ kind: fc.constant('billVoid' as const), i: Index }),
@@ -53,6 +67,9 @@ const Command = fc.oneof(
   }),
   fc.record({ kind: fc.constant('settle' as const), i: Index }),
   fc.record({ kind: fc.constant('fail' as const), i: Index }),
+  // Period close (operations.md §11): closing through a day before today, or reopening.
+  fc.record({ kind: fc.constant('close' as const), daysAgo: fc.integer({ min: 1, max: 8 }) }),
+  fc.record({ kind: fc.constant('reopen' as const), daysAgo: fc.option(fc.integer({ min: 2, max: 9 })) }),
 );
 type Cmd = typeof Command extends fc.Arbitrary<infer T> ? T : never;
 
@@ -66,9 +83,9 @@ const pick = <T>(list: T[], i: number): T | undefined =>
  */
 const RUNS = 30;
 const refundTail: Cmd[] = [
-  { kind: 'invoice', cents: 12_000, taxed: true },
+  { kind: 'invoice', cents: 12_000, taxed: true, daysAgo: 0 },
   { kind: 'send', i: -1 },
-  { kind: 'invoicePay', i: -1, pct: 100 },
+  { kind: 'invoicePay', i: -1, pct: 100, daysAgo: 0 },
   { kind: 'refund', i: -1, pct: 50, whole: false },
 ];
 const share = (balance: number, pct: number) => Math.max(1, Math.floor((balance * pct) / 100)) / 100;
@@ -145,11 +162,18 @@ describe('ledger invariants over random sequences', () => {
     expect(rowsOf(overRefunded), 'no payment refunded beyond its amount').toEqual([]);
   }
 
-  it('every entry and the trial balance balance; AR and AP match the documents; no balance negative', async () => {
+  it('every entry and the trial balance balance; AR and AP match the documents; no balance negative; a closed date’s trial balance never changes', async () => {
     let refundsMade = 0;
+    let closes = 0;
+    let refusedAsClosed = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(Command, { minLength: 25, maxLength: 25 }), async (commands: Cmd[]) => {
-        const owner = await newTenant(h);
+        const owner = await newTenant(h, { timezone: 'UTC' });
+        const todayDate = today('UTC');
+        const daysAgo = (n: number) => addDays(todayDate, -n);
+        /** The trial balance as of each closed date, taken when it was closed. */
+        const frozen = new Map<string, unknown>();
+        let closedThrough: string | null = null;
         await setSettings(h, owner.organizationId, { taxRate: 8.25, billApprovalThresholdCents: 30_000 });
         const customer = await createCustomer(h, owner);
         const run = <T>(fn: (ctx: Ctx) => Promise<T>) =>
@@ -167,6 +191,7 @@ describe('ledger invariants over random sequences', () => {
                 const inv = await run((ctx) =>
                   createInvoice(ctx, {
                     customerId: customer.id,
+                    invoiceDate: daysAgo(c.daysAgo),
                     lineItems: [{ description: 'Work', quantity: 1, unitPrice: c.cents / 100, taxable: c.taxed }],
                   }),
                 );
@@ -184,7 +209,16 @@ describe('ledger invariants over random sequences', () => {
                 const inv = await run((ctx) => getInvoice(ctx, id));
                 const cents = Math.round(inv.balance * 100);
                 if (cents > 0)
-                  await run((ctx) => recordPayment(ctx, id, { amount: share(cents, c.pct), method: 'cash' }));
+                  await run((ctx) =>
+                    recordPayment(ctx, id, {
+                      amount: share(cents, c.pct),
+                      method: 'cash',
+                      // Never before the invoice's own date (that is a 400 of its own).
+                      paymentDate: daysAgo(
+                        Math.min(c.daysAgo, (Date.parse(todayDate) - Date.parse(inv.invoiceDate)) / 86_400_000),
+                      ),
+                    }),
+                  );
                 break;
               }
               case 'refund': {
@@ -220,6 +254,7 @@ describe('ledger invariants over random sequences', () => {
                   createBill(ctx, {
                     vendorId: vendor.id,
                     draft: c.draft,
+                    billDate: daysAgo(c.daysAgo),
                     lineItems: [
                       { description: 'Mulch', amount: Math.ceil(c.cents / 2) / 100 },
                       { description: 'Sub', amount: Math.floor(c.cents / 2) / 100 || 0.01, accountCode: '5200' },
@@ -271,17 +306,46 @@ describe('ledger invariants over random sequences', () => {
                 if (id) await run((ctx) => failBillPayment(ctx, id, 'returned'));
                 break;
               }
+              case 'close': {
+                const through = daysAgo(c.daysAgo);
+                await run((ctx) => closePeriod(ctx, through));
+                closedThrough = through;
+                frozen.set(through, await run((ctx) => trialBalance(ctx, through)));
+                closes++;
+                break;
+              }
+              case 'reopen': {
+                const through = c.daysAgo === null ? null : daysAgo(c.daysAgo);
+                await run((ctx) => reopenPeriod(ctx, through));
+                closedThrough = through;
+                for (const d of frozen.keys()) if (through === null || d > through) frozen.delete(d);
+                break;
+              }
             }
           } catch (err) {
-            // Refusals (409 from a state table, 400 on a rule) are expected; anything else is a bug.
+            // Refusals (409 from a state table or a closed period, 400 on a rule) are expected; anything else is a bug.
             if (!(err instanceof AppError) || err.status >= 500) throw err;
+            if (err.code === 'PERIOD_CLOSED') refusedAsClosed++;
           }
           await checkBooks(owner.organizationId);
+          // While a day stays closed, its trial balance is the one it had when it was closed.
+          for (const [d, balance] of frozen) {
+            expect(await run((ctx) => trialBalance(ctx, d)), `trial balance as of closed ${d}`).toEqual(balance);
+          }
+          if (closedThrough !== null) {
+            const inside = await h.admin.db.execute(
+              sql`SELECT count(*)::int AS n FROM ledger_entries WHERE organization_id = ${owner.organizationId} AND entry_date <= ${closedThrough} AND created_at > (SELECT updated_at FROM ledger_closes WHERE organization_id = ${owner.organizationId})`,
+            );
+            expect(rowsOf<{ n: number }>(inside)[0]?.n, 'no entry dated in the closed period after the close').toBe(0);
+          }
         }
       }),
       { numRuns: RUNS },
     );
     // Refunds really went through, not only their refusals: at least the tail's, once a run.
     expect(refundsMade).toBeGreaterThanOrEqual(RUNS);
+    // The close was exercised: periods were closed and postings into them refused.
+    expect(closes).toBeGreaterThan(0);
+    expect(refusedAsClosed).toBeGreaterThan(0);
   }, 900_000);
 });

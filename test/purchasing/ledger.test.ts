@@ -62,7 +62,14 @@ describe('ledger: receivables postings, entries, trial balance', () => {
       '5900',
       '6900',
     ]);
-    expect(res.json().data[0]).toEqual({ code: '1000', name: 'Cash', type: 'asset', normalBalance: 'debit' });
+    expect(res.json().data[0]).toEqual({
+      code: '1000',
+      name: 'Cash',
+      type: 'asset',
+      normalBalance: 'debit',
+      externalName: null,
+      externalCode: null,
+    });
   });
 
   it('a draft invoice posts nothing; sending it posts Dr 1100 total, Cr 4000 subtotal, Cr 2100 tax', async () => {

@@ -58,5 +58,10 @@ routeSecuritySuite('vendors, purchase orders, bills, bill payments, ledger', asy
     { method: 'GET', url: '/api/ledger/accounts', adminOnly: true },
     { method: 'GET', url: '/api/ledger/entries', adminOnly: true },
     { method: 'GET', url: '/api/ledger/trial-balance', adminOnly: true },
+    { method: 'GET', url: '/api/ledger/close', adminOnly: true },
+    { method: 'POST', url: '/api/ledger/close', body: { through: '2020-01-31' }, adminOnly: true },
+    { method: 'POST', url: '/api/ledger/reopen', body: { through: null }, adminOnly: true },
+    { method: 'PATCH', url: '/api/ledger/accounts/1000', body: { externalName: 'Checking' }, adminOnly: true },
+    { method: 'GET', url: '/api/ledger/journal?from=2020-01-01&to=2020-01-31', adminOnly: true },
   ];
 });

@@ -11,6 +11,7 @@ import {
   SignInPage,
   SignUpPage,
 } from './pages-auth.js';
+import { BooksPage } from './pages-books.js';
 import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
 import { Alert, currentPath, html, Link, navigate } from './ui.js';
@@ -24,6 +25,7 @@ const NAV = [
   ['/app/webhooks', 'Webhooks'],
   ['/app/api-keys', 'API keys'],
   ['/app/export', 'Export'],
+  ['/app/books', 'Books'],
   ['/app/settings', 'Settings'],
 ];
 
@@ -84,6 +86,8 @@ function page(path, org) {
       return html`<${ApiKeysPage} org=${org} />`;
     case '/app/export':
       return html`<${ExportPage} org=${org} />`;
+    case '/app/books':
+      return html`<${BooksPage} org=${org} />`;
     case '/app/settings':
       return html`<${SettingsPage} org=${org} />`;
     default:

@@ -1,6 +1,6 @@
-import { date, foreignKey, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { date, foreignKey, index, integer, pgTable, primaryKey, text, unique } from 'drizzle-orm/pg-core';
 import { cents } from './column-types.js';
-import { createdAt, organizationId } from './columns.js';
+import { createdAt, organizationId, updatedAt } from './columns.js';
 
 /*
  * The double-entry ledger (operations.md §3). Entries are only ever inserted:
@@ -50,5 +50,45 @@ export const ledgerLines = pgTable(
     }).onDelete('cascade'),
     index('ledger_lines_org_entry_idx').on(t.organizationId, t.entryId, t.position),
     index('ledger_lines_org_account_idx').on(t.organizationId, t.accountCode),
+  ],
+);
+
+/**
+ * The day an organization's books are closed through (operations.md §11), one row per
+ * organization, created on first need by `ledger_close_lock` (drizzle/0041_ledger_close.sql).
+ * Postings lock it FOR SHARE, a close or reopen FOR UPDATE; a trigger on ledger_entries refuses
+ * an entry dated on or before `closedThrough`.
+ */
+export const ledgerCloses = pgTable(
+  'ledger_closes',
+  {
+    id: text('id').notNull(),
+    organizationId: organizationId(),
+    closedThrough: date('closed_through', { mode: 'string' }),
+    /** The user who last closed or reopened. */
+    updatedBy: text('updated_by'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ name: 'ledger_closes_pkey', columns: [t.organizationId, t.id] }),
+    unique('ledger_closes_org_unique').on(t.organizationId),
+  ],
+);
+
+/** An account's name and code in the accountant's system; no row = ours. */
+export const ledgerAccountMappings = pgTable(
+  'ledger_account_mappings',
+  {
+    id: text('id').notNull(),
+    organizationId: organizationId(),
+    accountCode: text('account_code').notNull(),
+    externalName: text('external_name'),
+    externalCode: text('external_code'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ name: 'ledger_account_mappings_pkey', columns: [t.organizationId, t.id] }),
+    unique('ledger_account_mappings_org_code_unique').on(t.organizationId, t.accountCode),
   ],
 );

@@ -196,6 +196,7 @@ export async function createBillPayment(ctx: Ctx, input: CreateBillPaymentInput)
     sourceType: 'bill_payment',
     sourceId: id,
     memo: `Payment to ${vendor.name}`,
+    documentDates: [{ field: 'paymentDate', date: paymentDate }],
     lines: [
       { accountCode: ACCOUNT.payable, debit: totalCents },
       { accountCode: ACCOUNT.cash, credit: totalCents },

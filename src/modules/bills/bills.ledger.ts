@@ -21,6 +21,7 @@ export function postBillOpened(ctx: Ctx, bill: BillRow, lines: LineRow[]) {
     sourceType: 'bill',
     sourceId: bill.id,
     memo: `Bill ${bill.billNumber} posted`,
+    documentDates: [{ field: 'billDate', date: bill.billDate }],
     lines: [...debits, { accountCode: ACCOUNT.payable, credit: bill.totalCents }],
   });
 }

@@ -18,6 +18,7 @@ export function postInvoiceIssued(ctx: Ctx, inv: InvoiceRow) {
     sourceType: 'invoice',
     sourceId: inv.id,
     memo: `Invoice ${inv.invoiceNumber} issued`,
+    documentDates: [{ field: 'invoiceDate', date: inv.invoiceDate }],
     lines: [
       { accountCode: ACCOUNT.receivable, debit: inv.totalCents },
       { accountCode: ACCOUNT.revenue, credit: inv.subtotalCents },
@@ -37,6 +38,7 @@ export function postInvoicePayment(ctx: Ctx, inv: InvoiceRow, payment: PaymentRo
     sourceId: payment.id,
     memo: `Payment on invoice ${inv.invoiceNumber}`,
     entryDate: payment.paymentDate,
+    dateField: 'paymentDate',
     lines: [
       { accountCode: ACCOUNT.cash, debit: payment.amountCents },
       { accountCode: ACCOUNT.receivable, credit: payment.amountCents - payment.unappliedCents },

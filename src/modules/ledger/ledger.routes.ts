@@ -1,11 +1,32 @@
+import { PassThrough } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
-import { AccountList, EntryList, EntryListQuery, TrialBalanceQuery, TrialBalanceResponse } from './ledger.schemas.js';
-import { listAccounts, listEntries, trialBalance } from './ledger.service.js';
+import { closePeriod, getClose, reopenPeriod } from './ledger.close.js';
+import { checkRange, journalEntries } from './ledger.journal.js';
+import { JOURNAL_MEDIA, writeJournal } from './ledger.journal-formats.js';
+import { listAccounts, setAccountNames } from './ledger.mappings.js';
+import {
+  AccountList,
+  AccountNamesBody,
+  AccountParams,
+  AccountResponse,
+  CloseBody,
+  EntryList,
+  EntryListQuery,
+  JournalQuery,
+  JournalResponse,
+  PeriodCloseResponse,
+  ReopenBody,
+  TrialBalanceQuery,
+  TrialBalanceResponse,
+} from './ledger.schemas.js';
+import { listEntries, trialBalance } from './ledger.service.js';
 
 const roles = ['owner', 'admin'] as const;
+/** Reopening undoes what the accountant signed off: the owner alone may. */
+const ownerOnly = ['owner'] as const;
 
 /** The ledger is read-only through the API: entries come only from the changes that cause them. */
 export default async function ledgerRoutes(fastify: FastifyInstance) {
@@ -19,13 +40,70 @@ export default async function ledgerRoutes(fastify: FastifyInstance) {
       config: { roles },
       schema: {
         tags,
-        summary: 'The fixed chart of accounts',
+        summary: 'The fixed chart of accounts, with each account’s name and code in the accountant’s system',
         description:
-          'Owner/admin only. The accounts (1000 Cash, 1100 Accounts Receivable, 2000 Accounts Payable and so on) are fixed and cannot be changed through the API.',
+          'Owner/admin only. The accounts (1000 Cash, 1100 Accounts Receivable, 2000 Accounts Payable and so on) are fixed; only their externalName and externalCode, used by the journal export, can be set.',
         response: { 200: AccountList },
       },
     },
-    async () => ({ data: listAccounts() }),
+    async (request) => ({ data: await inRequestTenant(database.db, request, (ctx) => listAccounts(ctx)) }),
+  );
+
+  app.patch(
+    '/api/ledger/accounts/:code',
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'Set the name and code an account carries in QuickBooks or Xero (journal export)',
+        description:
+          'Owner/admin only. externalName is written as the account in the iif and qbo formats, externalCode in the xero format; null or "" goes back to ours; an absent field stays. Unknown code → 404.',
+        params: AccountParams,
+        body: AccountNamesBody,
+        response: { 200: AccountResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) =>
+        setAccountNames(ctx, request.params.code, request.body),
+      ),
+    }),
+  );
+
+  app.get(
+    '/api/ledger/journal',
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'The journal over a range of days, streamed as json, csv, iif, qbo or xero',
+        description:
+          'Owner/admin only. Entries dated from..to (inclusive), oldest first. json (default): {data: {from, to, entries}}; csv: date, entry, source, accountCode, accountName, debit, credit, description, one row per line; iif: QuickBooks Desktop GENERAL JOURNAL blocks (!TRNS/!SPL/!ENDTRNS, MM/DD/YYYY, debits positive, credits negative); qbo: QuickBooks Online journal import CSV (Journal No, Journal Date, Account Name, Debits, Credits, Description, Name); xero: manual journal CSV (Narration, Date, Description, AccountCode, TaxRate, Amount, debits positive). iif, qbo and xero name accounts by their externalName/externalCode (PATCH /api/ledger/accounts/{code}). Every format balances and, per account, agrees with the trial balance’s movement over the range. to before from → 400; an unknown format → 400.',
+        querystring: JournalQuery,
+        produces: ['application/json', 'text/csv', 'text/plain'],
+        response: { 200: JournalResponse },
+      },
+    },
+    async (request, reply) => {
+      const { from, to, format = 'json' } = request.query;
+      checkRange(from, to);
+      const body = new PassThrough();
+      // The rows stream out of one transaction (a cursor); the response is written as they come.
+      inRequestTenant(database.db, request, (ctx) =>
+        writeJournal(journalEntries(ctx, from, to), format, { from, to }, body),
+      ).catch((err: unknown) => {
+        request.log.error({ err }, 'journal export failed mid-stream');
+        body.destroy(err as Error);
+      });
+      const media = JOURNAL_MEDIA[format];
+      return reply
+        .type(media.type)
+        .header(
+          'Content-Disposition',
+          `attachment; filename="journal-${from}-${to}${format === 'qbo' || format === 'xero' ? `-${format}` : ''}.${media.ext}"`,
+        )
+        .send(body);
+    },
   );
 
   app.get(
@@ -63,6 +141,56 @@ export default async function ledgerRoutes(fastify: FastifyInstance) {
     },
     async (request) => ({
       data: await inRequestTenant(database.db, request, (ctx) => trialBalance(ctx, request.query.asOf)),
+    }),
+  );
+
+  app.get(
+    '/api/ledger/close',
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'The day the books are closed through (null: nothing closed)',
+        description: 'Owner/admin only. No ledger line is ever dated on or before closedThrough.',
+        response: { 200: PeriodCloseResponse },
+      },
+    },
+    async (request) => ({ data: await inRequestTenant(database.db, request, (ctx) => getClose(ctx)) }),
+  );
+
+  app.post(
+    '/api/ledger/close',
+    {
+      config: { roles },
+      schema: {
+        tags,
+        summary: 'Close the books through a day (emits ledger.period_closed)',
+        description:
+          'Owner/admin only. through not after today (organization timezone) and not before the current closed date → else 400. Afterwards anything that would post on or before it (a payment, bill, bill payment or deposit dated there; an invoice or bill dated there leaving draft) → 409 PERIOD_CLOSED naming the date field, nothing written; voids, refunds and write-offs of old documents post today. Closing through the current date again changes nothing.',
+        body: CloseBody,
+        response: { 200: PeriodCloseResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => closePeriod(ctx, request.body.through)),
+    }),
+  );
+
+  app.post(
+    '/api/ledger/reopen',
+    {
+      config: { roles: ownerOnly },
+      schema: {
+        tags,
+        summary: 'Move the closed date back, or reopen everything (null)',
+        description:
+          'Owner only. through earlier than the current closed date, or null → else 400; nothing closed → 409 INVALID_STATE.',
+        body: ReopenBody,
+        response: { 200: PeriodCloseResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => reopenPeriod(ctx, request.body.through)),
     }),
   );
 }

@@ -9,6 +9,7 @@ import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { type AccountCode, accountOf, CHART_OF_ACCOUNTS, debitNormal } from './ledger.accounts.js';
+import { assertPeriodOpen } from './ledger.close.js';
 
 /** What caused an entry. `refund` is for refunds of customer payments (issue 11). */
 export type LedgerSourceType = 'invoice' | 'payment' | 'refund' | 'bill' | 'bill_payment';
@@ -24,6 +25,13 @@ export interface Posting {
   lines: PostingLine[];
   /** Default: today in the organization's timezone. */
   entryDate?: string | undefined;
+  /** The request's field that carries entryDate, named in a 409 PERIOD_CLOSED (default `date`: today). */
+  dateField?: string | undefined;
+  /**
+   * Dates of the document that must not lie in the closed period either, although the entry is
+   * dated today (an invoice whose invoiceDate lies there cannot leave draft: operations.md §11).
+   */
+  documentDates?: { field: string; date: string }[] | undefined;
 }
 
 const amountOf = (l: PostingLine) => ('debit' in l ? l.debit : l.credit);
@@ -34,7 +42,8 @@ const amountOf = (l: PostingLine) => ('debit' in l ? l.debit : l.credit);
  * Lines of 0 are dropped (a void with nothing paid has no 2300 line); an entry
  * whose debits and credits differ, or with a negative or fractional amount, is a
  * programming error and fails the whole transaction. Returns null when nothing
- * is left to post (every line 0).
+ * is left to post (every line 0). A date in the closed period is a 409 PERIOD_CLOSED
+ * naming its field, before anything is written.
  */
 export async function postEntry(ctx: Ctx, posting: Posting): Promise<{ id: string } | null> {
   let debits = 0;
@@ -50,9 +59,14 @@ export async function postEntry(ctx: Ctx, posting: Posting): Promise<{ id: strin
   if (debits !== credits) {
     throw new AppError('INTERNAL', `Unbalanced ledger entry for ${posting.sourceType}: ${debits} ≠ ${credits}`);
   }
+  const entryDate = posting.entryDate ?? today((await getOrgSettings(ctx)).timezone);
+  // Checked before anything is written and with the close row held FOR SHARE until commit (ledger.close.ts).
+  await assertPeriodOpen(ctx, [
+    ...(posting.documentDates ?? []),
+    { field: posting.dateField ?? 'date', date: entryDate },
+  ]);
   const lines = posting.lines.filter((l) => amountOf(l) > 0);
   if (lines.length === 0) return null;
-  const entryDate = posting.entryDate ?? today((await getOrgSettings(ctx)).timezone);
   const id = newId('jen');
   await ctx.tx.insert(ledgerEntries).values({
     id,
@@ -74,15 +88,6 @@ export async function postEntry(ctx: Ctx, posting: Posting): Promise<{ id: strin
     })),
   );
   return { id };
-}
-
-export function listAccounts() {
-  return CHART_OF_ACCOUNTS.map((a) => ({
-    code: a.code,
-    name: a.name,
-    type: a.type,
-    normalBalance: debitNormal(a.type) ? ('debit' as const) : ('credit' as const),
-  }));
 }
 
 type EntryRow = typeof ledgerEntries.$inferSelect;

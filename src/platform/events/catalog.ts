@@ -39,6 +39,7 @@ export const EVENT_CATALOG = [
   'bill_payment.created',
   'bill_payment.settled',
   'bill_payment.failed',
+  'ledger.period_closed',
 ] as const;
 
 export type CatalogEvent = (typeof EVENT_CATALOG)[number];

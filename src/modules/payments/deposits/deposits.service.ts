@@ -13,6 +13,7 @@ import type { Ctx } from '../../../platform/tenancy.js';
 import { calendarBound } from '../../billing/date-filter.js';
 import { type InvoiceRef, invoiceRefs } from '../../invoices/invoices.refs.js';
 import type { PaymentMethod } from '../../invoices/invoices.schemas.js';
+import { assertPeriodOpen } from '../../ledger/ledger.close.js';
 import { getOrgSettings } from '../../settings/settings.service.js';
 import { DEPOSITABLE_METHODS, type DepositOrigin } from '../intents/payment-intents.states.js';
 import type { PaymentOrigin } from '../payments.states.js';
@@ -124,6 +125,8 @@ export async function createDeposit(ctx: Ctx, input: DepositInput): Promise<Depo
   const { timezone } = await getOrgSettings(ctx);
   const todayDate = today(timezone);
   if (input.depositDate > todayDate) throw invalidField('depositDate', `must not be after today (${todayDate})`);
+  // Deposits post nothing, but the accountant's closed month holds its bank deposits too (§11).
+  await assertPeriodOpen(ctx, [{ field: 'depositDate', date: input.depositDate }]);
   const seen = new Set<string>();
   input.paymentIds.forEach((id, i) => {
     if (seen.has(id)) throw invalidField(`paymentIds.${i}`, `${id} is listed twice`);
