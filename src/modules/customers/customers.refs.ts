@@ -128,3 +128,18 @@ export function addressLines(street: string | null, city: string | null, state: 
 /** The same address on one line ("1 Elm St, Springfield, IL 62701"). */
 export const addressLine = (street: string | null, city: string | null, state: string | null, zip: string | null) =>
   addressLines(street, city, state, zip).join(', ');
+
+/** The live customer whose `phoneE164` is `e164` (an inbound text's sender), the oldest when several share it. */
+export async function customerByPhoneE164(ctx: Ctx, e164: string): Promise<CustomerRow | undefined> {
+  const [row] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(
+      and(eq(customers.organizationId, ctx.organizationId), eq(customers.phoneE164, e164), isNull(customers.deletedAt)),
+    )
+    .orderBy(customers.createdAt, customers.id)
+    .limit(1);
+  return row;
+}
+
+export { recordSmsConsent } from './customers.consent.js';

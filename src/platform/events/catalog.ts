@@ -39,6 +39,9 @@ export const EVENT_CATALOG = [
   'bill_payment.created',
   'bill_payment.settled',
   'bill_payment.failed',
+  'message.received',
+  'message.delivered',
+  'message.failed',
 ] as const;
 
 export type CatalogEvent = (typeof EVENT_CATALOG)[number];
