@@ -73,4 +73,41 @@ describe('visit reminders by text', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.body).toContain(`reminder of your visit on ${date} at 10:00`);
   });
+
+  it('on-my-way texts the customer at once with the caller’s first name and the ETA, and adds a job activity', async () => {
+    const owner = await newTenant(h, { name: 'Lawn Bros' });
+    const sid = `AC${'8'.repeat(32)}`;
+    const token = 'd'.repeat(32);
+    stand.accounts.set(sid, token);
+    await owner.call('PATCH', '/api/settings', {
+      twilioAccountSid: sid,
+      twilioAuthToken: token,
+      smsFrom: '+15005550006',
+      smsEnabled: true,
+      // Quiet all day: an on-my-way text is not held by them.
+      smsQuietHours: { start: '00:00', end: '23:59' },
+    });
+    const c = await owner.call('POST', '/api/customers', { firstName: 'Lou', phone: '415-555-2692' });
+    const customerId = c.json().data.id as string;
+    const job = await owner.call('POST', '/api/jobs', { customerId, scheduledDate: today('UTC') });
+    const jobId = job.json().data.id as string;
+
+    // No consent yet: skipped, never sent, and the activity says so.
+    const skipped = await owner.call('POST', `/api/jobs/${jobId}/on-my-way`, {});
+    expect(skipped.statusCode, skipped.body).toBe(200);
+    expect(skipped.json().data).toMatchObject({ status: 'skipped', kind: 'on_my_way', jobId });
+
+    await owner.call('POST', `/api/customers/${customerId}/sms-consent`, { optedIn: true });
+    const res = await owner.call('POST', `/api/jobs/${jobId}/on-my-way`, { etaMinutes: 20 });
+    expect(res.json().data).toMatchObject({ status: 'queued', sendAfter: null });
+    expect(res.json().data.body).toBe('Lawn Bros: Test is on the way, about 20 minutes away.');
+    await sendDueTexts(h.database, twilioDeps(h.config), new Date(Date.now() + 60_000));
+    expect(stand.accepted.filter((a) => a.to === '+14155552692')).toHaveLength(1);
+    const activity = (await owner.call('GET', `/api/jobs/${jobId}`)).json().data.activity as { type: string }[];
+    expect(activity.filter((a) => a.type === 'on_my_way')).toHaveLength(2);
+
+    const draft = await owner.call('POST', '/api/jobs', { customerId, scheduledDate: today('UTC'), draft: true });
+    expect((await owner.call('POST', `/api/jobs/${draft.json().data.id}/on-my-way`, {})).statusCode).toBe(409);
+    expect((await owner.call('POST', `/api/jobs/${jobId}/on-my-way`, { etaMinutes: 0 })).statusCode).toBe(400);
+  });
 });

@@ -22,7 +22,10 @@ routeSecuritySuite('messages and SMS consent', async (h, owner) => {
       segments: 1,
     }),
   );
+  const job = (await owner.call('POST', '/api/jobs', { customerId: customer.id, scheduledDate: '2026-05-04' })).json()
+    .data;
   return [
+    { method: 'POST', url: `/api/jobs/${job.id}/on-my-way`, body: {}, crossTenant: true },
     { method: 'GET', url: `/api/customers/${customer.id}/sms-consent`, crossTenant: true },
     { method: 'POST', url: `/api/customers/${customer.id}/sms-consent`, body: { optedIn: true }, crossTenant: true },
     { method: 'POST', url: '/api/messages', body: { customerId: customer.id, body: 'hi' } },

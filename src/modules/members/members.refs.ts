@@ -1,5 +1,5 @@
-import { and, eq, inArray } from 'drizzle-orm';
-import type { Tx } from '../../db/client.js';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { rowsOf, type Tx } from '../../db/client.js';
 import { members } from '../../db/schema/index.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx, Role } from '../../platform/tenancy.js';
@@ -66,4 +66,12 @@ export async function memberUserIds(ctx: Ctx): Promise<Map<string, string>> {
     .from(members)
     .where(eq(members.organizationId, ctx.organizationId));
   return new Map(rows.map((m) => [m.id, m.userId]));
+}
+
+/** A member's name (through the member_users view: only this organization's members), or null. */
+export async function memberName(ctx: Ctx, userId: string): Promise<string | null> {
+  const rows = rowsOf<{ name: string | null }>(
+    await ctx.tx.execute(sql`SELECT name FROM member_users WHERE id = ${userId}`),
+  );
+  return rows[0]?.name ?? null;
 }
