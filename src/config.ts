@@ -66,6 +66,12 @@ export interface Config {
    * unset in production (the SDK's own api.stripe.com); tests point it at a local stand-in.
    */
   stripeApi: { host: string; port: number; protocol: 'http' | 'https' } | undefined;
+  /**
+   * Where the Twilio SDK sends its API calls (TWILIO_API_BASE, an origin such as
+   * `http://127.0.0.1:4010`): unset in production (the SDK's own *.twilio.com hosts); tests
+   * point it at a local stand-in. The origin replaces the SDK's, the path is kept.
+   */
+  twilioApi: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -169,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       (dataDir.startsWith('memory://') ? join(tmpdir(), `crm-outbox-${process.pid}.log`) : join(dataDir, 'outbox.log')),
     mailFrom: parseMailFrom(env.MAIL_FROM),
     stripeApi: parseStripeApi(env.STRIPE_API_BASE),
+    twilioApi: parseTwilioApi(env.TWILIO_API_BASE),
   };
 }
 
@@ -193,6 +200,20 @@ function parseStripeApi(raw: string | undefined): Config['stripeApi'] {
   }
   const protocol = url.protocol === 'http:' ? 'http' : 'https';
   return { host: url.hostname, port: url.port ? Number(url.port) : protocol === 'http' ? 80 : 443, protocol };
+}
+
+function parseTwilioApi(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`TWILIO_API_BASE must be a URL such as https://api.twilio.com, got "${raw}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== '')) {
+    throw new ConfigError(`TWILIO_API_BASE must be an http(s) origin without a path, got "${raw}"`);
+  }
+  return url.origin;
 }
 
 function parseMailFrom(raw: string | undefined): string {

@@ -9,6 +9,7 @@ import { Estimate } from './estimates/estimates.schemas.js';
 import { InvoiceDetail } from './invoices/invoices.schemas.js';
 import { Job } from './jobs/jobs.schemas.js';
 import { PeriodClose } from './ledger/ledger.schemas.js';
+import { Message } from './messages/messages.schemas.js';
 import { Payment, PaymentDetail, Refund } from './payments/payments.schemas.js';
 import { PurchaseOrder } from './purchase-orders/purchase-orders.schemas.js';
 
@@ -41,6 +42,7 @@ export const EVENT_RESOURCES: Readonly<Record<string, TSchema>> = {
   BillPayment,
   TimeEntry,
   PeriodClose,
+  Message,
 };
 
 const described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
@@ -92,7 +94,16 @@ const billPayment = closed({
   billPayment: BillPayment,
 });
 
+const message = closed({
+  messageId: described(Message.properties.id, 'msg_…'),
+  customerId: Message.properties.customerId,
+  message: Message,
+});
+
 const PAYLOADS: Record<CatalogEvent, TObject> = {
+  'message.received': message,
+  'message.delivered': message,
+  'message.failed': message,
   'customer.created': customer,
   'customer.updated': customer,
   'customer.deleted': closed({ customerId: described(Customer.properties.id, 'cus_… of the deleted customer') }),

@@ -38,6 +38,7 @@ import invoiceRoutes from './invoices/invoices.routes.js';
 import jobRoutes from './jobs/jobs.routes.js';
 import ledgerRoutes from './ledger/ledger.routes.js';
 import memberRoutes from './members/members.routes.js';
+import messageRoutes from './messages/messages.routes.js';
 import organizationRoutes from './organizations/organizations.routes.js';
 import paymentRoutes from './payments/payments.routes.js';
 import portalRoutes from './portal/portal.routes.js';
@@ -85,6 +86,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   workflowRoutes,
   dashboardRoutes,
   exportRoutes,
+  messageRoutes,
 ];
 
 /**

@@ -11,6 +11,7 @@ import { visitReminderTask } from './jobs/schedules/reminders.tasks.js';
 import { scheduleHorizonTask } from './jobs/schedules/schedules.tasks.js';
 import { createMailTask } from './mail/mail.tasks.js';
 import { pdfSources } from './mail.attachments.js';
+import { sendTextsTask } from './messages/messages.tasks.js';
 import { paymentTasks } from './payments/payments.tasks.js';
 import { createWorkflowTask } from './workflows/workflows.tasks.js';
 
@@ -29,6 +30,7 @@ export const workerTasks: WorkerTask[] = [
   createWorkflowTask(),
   ...exportTasks,
   createMailTask(pdfSources),
+  sendTextsTask,
   scheduleHorizonTask,
   visitReminderTask,
   scheduleBillingTask,

@@ -37,6 +37,13 @@ describe('settings', () => {
       stripePublishableKey: null,
       stripeWebhookConfigured: false,
       stripeSecretKeyConfigured: false,
+      twilioAccountSid: null,
+      twilioConfigured: false,
+      smsFrom: null,
+      smsEnabled: false,
+      smsQuietHours: null,
+      reminderChannels: ['email'],
+      country: 'US',
       plan: 'business',
     });
   });

@@ -75,10 +75,14 @@ describe('OpenAPI document', () => {
     expect(openApiProblems(h.app)).toEqual([]);
   });
 
-  it('answers 401 without credentials on every /api route except /api/auth/*, /api/portal/* and Stripe events', async () => {
-    // Stripe's events carry its signature, not our credentials (test/payments/stripe.test.ts).
+  it('answers 401 without credentials on every /api route except /api/auth/*, /api/portal/*, Stripe and Twilio callbacks', async () => {
+    // Stripe's events and Twilio's callbacks carry their signature, not our credentials
+    // (test/payments/stripe.test.ts, test/messages/messages.test.ts).
     const open = (url: string) =>
-      url.startsWith('/api/auth/') || url.startsWith('/api/portal/') || url.startsWith('/api/payments/stripe/');
+      url.startsWith('/api/auth/') ||
+      url.startsWith('/api/portal/') ||
+      url.startsWith('/api/payments/stripe/') ||
+      url.startsWith('/api/sms/twilio/');
     const problems: string[] = [];
     for (const route of h.app.registeredRoutes) {
       if (!route.url.startsWith('/api/') || open(route.url) || route.method === 'OPTIONS') continue;

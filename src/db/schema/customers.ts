@@ -39,11 +39,18 @@ export const customers = pgTable(
     searchText: text('search_text').notNull().default(''),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
     anonymizedAt: timestamp('anonymized_at', { withTimezone: true, mode: 'date' }),
+    /** `phone` parsed with the organization's country (platform/phones.ts); null when not a valid number. */
+    phoneE164: text('phone_e164'),
+    /** The latest of customer_sms_consents: unknown | opted_in | opted_out. */
+    smsConsent: text('sms_consent').notNull().default('unknown'),
+    smsConsentSource: text('sms_consent_source'),
+    smsConsentAt: timestamp('sms_consent_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     primaryKey({ name: 'customers_pkey', columns: [t.organizationId, t.id] }),
+    index('customers_org_phone_e164_idx').on(t.organizationId, t.phoneE164).where(sql`${t.phoneE164} IS NOT NULL`),
     // Lists and their counts only ever read live customers: a partial index keeps both index-only at scale.
     // Ascending on purpose: Drizzle's .desc() emits DESC NULLS LAST, which cannot serve `ORDER BY … DESC`
     // (NULLS FIRST); a backward scan of an ascending index can.
@@ -140,5 +147,34 @@ export const services = pgTable(
   (t) => [
     primaryKey({ name: 'services_pkey', columns: [t.organizationId, t.id] }),
     index('services_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+  ],
+);
+
+/**
+ * Every change of a customer's SMS consent (operations.md §10), oldest first: who recorded it
+ * (`source`: staff | portal | keyword | request_form) and on what `evidence`. Kept for the life
+ * of the customer; anonymizing clears `phone_e164` and keeps the row.
+ */
+export const customerSmsConsents = pgTable(
+  'customer_sms_consents',
+  {
+    id: text('id').notNull(),
+    organizationId: organizationId(),
+    customerId: text('customer_id').notNull(),
+    /** opted_in | opted_out */
+    status: text('status').notNull(),
+    source: text('source').notNull(),
+    evidence: text('evidence'),
+    phoneE164: text('phone_e164'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ name: 'customer_sms_consents_pkey', columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: 'customer_sms_consents_customer_id_fk',
+      columns: [t.organizationId, t.customerId],
+      foreignColumns: [customers.organizationId, customers.id],
+    }).onDelete('cascade'),
+    index('customer_sms_consents_customer_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
   ],
 );

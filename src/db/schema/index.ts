@@ -9,6 +9,7 @@ export * from './exports.js';
 export * from './jobs.js';
 export * from './ledger.js';
 export * from './mail.js';
+export * from './messages.js';
 export * from './organizations.js';
 export * from './payment-intents.js';
 export * from './portal.js';

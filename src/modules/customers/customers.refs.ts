@@ -149,3 +149,18 @@ export async function setPropertySearchText(
     })
     .where(and(eq(customerSearch.organizationId, ctx.organizationId), eq(customerSearch.customerId, customerId)));
 }
+
+/** The live customer whose `phoneE164` is `e164` (an inbound text's sender), the oldest when several share it. */
+export async function customerByPhoneE164(ctx: Ctx, e164: string): Promise<CustomerRow | undefined> {
+  const [row] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(
+      and(eq(customers.organizationId, ctx.organizationId), eq(customers.phoneE164, e164), isNull(customers.deletedAt)),
+    )
+    .orderBy(customers.createdAt, customers.id)
+    .limit(1);
+  return row;
+}
+
+export { recordSmsConsent } from './customers.consent.js';

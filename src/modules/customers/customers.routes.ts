@@ -1,15 +1,18 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
-import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
+import { EmptyBody, Envelope, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
-
+import { recordSmsConsent, smsConsentHistory } from './customers.consent.js';
 import {
   CreateCustomerBody,
   CustomerList,
   CustomerListQuery,
   CustomerResponse,
+  RecordSmsConsentBody,
+  SmsConsentChange,
   UpdateCustomerBody,
 } from './customers.schemas.js';
 import {
@@ -132,6 +135,49 @@ export default async function customerRoutes(fastify: FastifyInstance, { flows }
       await inRequestTenant(database.db, request, (ctx) => softDeleteCustomer(ctx, request.params.id));
       return reply.code(204).send(null);
     },
+  );
+
+  const ConsentHistory = Envelope(Type.Array(SmsConsentChange));
+  app.get(
+    '/api/customers/:id/sms-consent',
+    {
+      schema: {
+        tags,
+        summary: 'Every change of the customer’s SMS consent, oldest first (kept for the life of the customer)',
+        description:
+          'Each change with its source (staff, portal, keyword: STOP/START texted back or Twilio error 21610, request_form) and evidence; anonymizing keeps them.',
+        params: IdParams,
+        response: { 200: ConsentHistory },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) => smsConsentHistory(ctx, request.params.id)),
+    }),
+  );
+
+  app.post(
+    '/api/customers/:id/sms-consent',
+    {
+      schema: {
+        tags,
+        summary: 'Record SMS consent collected by staff (source staff); answers the whole history, oldest first',
+        description:
+          'optedIn true → opted_in, false → opted_out, with the evidence of how it was collected. A status the customer already has records nothing. Emits customer.updated when it changes. Texts are sent only to opted_in customers.',
+        params: IdParams,
+        body: RecordSmsConsentBody,
+        response: { 200: ConsentHistory },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, async (ctx) => {
+        await recordSmsConsent(ctx, request.params.id, {
+          status: request.body.optedIn ? 'opted_in' : 'opted_out',
+          source: 'staff',
+          evidence: request.body.evidence ?? null,
+        });
+        return smsConsentHistory(ctx, request.params.id);
+      }),
+    }),
   );
 
   for (const action of CUSTOMER_ACTIONS) {

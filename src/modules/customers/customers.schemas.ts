@@ -80,6 +80,49 @@ export const UpdateCustomerBody = Type.Object(
 export type CreateCustomerInput = Static<typeof CreateCustomerBody>;
 export type UpdateCustomerInput = Static<typeof UpdateCustomerBody>;
 
+export const SMS_CONSENT_STATUSES = ['unknown', 'opted_in', 'opted_out'] as const;
+export type SmsConsentStatus = (typeof SMS_CONSENT_STATUSES)[number];
+export const SMS_CONSENT_SOURCES = ['staff', 'portal', 'keyword', 'request_form'] as const;
+export type SmsConsentSource = (typeof SMS_CONSENT_SOURCES)[number];
+
+const SmsConsent = Type.Object(
+  {
+    status: Type.Enum([...SMS_CONSENT_STATUSES], {
+      description: 'Nothing is ever texted unless opted_in (operations.md §10)',
+    }),
+    updatedAt: Nullable(DateTime()),
+    source: Nullable(Type.Enum([...SMS_CONSENT_SOURCES])),
+  },
+  { additionalProperties: false, description: 'Read-only: the latest of GET /api/customers/{id}/sms-consent' },
+);
+
+/** One change of a customer's SMS consent (GET /api/customers/{id}/sms-consent). */
+export const SmsConsentChange = Type.Object(
+  {
+    status: Type.Enum(['opted_in', 'opted_out']),
+    source: Type.Enum([...SMS_CONSENT_SOURCES], {
+      description:
+        'staff (POST …/sms-consent), portal, keyword (STOP/START texted back, or Twilio error 21610), request_form',
+    }),
+    evidence: Nullable(Type.String()),
+    at: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+export const RecordSmsConsentBody = Type.Object(
+  {
+    optedIn: Type.Boolean({ description: 'true: the customer agreed to texts; false: they asked not to be texted' }),
+    evidence: Type.Optional(
+      Nullable(
+        Type.String({ maxLength: 1000, description: 'How it was collected: "signed service agreement 2026-04-02"' }),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RecordSmsConsentInput = Static<typeof RecordSmsConsentBody>;
+
 export const Customer = Type.Object(
   {
     id: Type.String({ description: 'cus_…' }),
@@ -101,6 +144,13 @@ export const Customer = Type.Object(
     tags: Type.Array(Type.String()),
     taxExempt: Type.Boolean(),
     status: StatusSchema,
+    phoneE164: Nullable(
+      Type.String({
+        description:
+          'Read-only: `phone` in E.164, read with the organization’s `country` setting; null when it is not a valid number (no text can be sent)',
+      }),
+    ),
+    smsConsent: SmsConsent,
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
@@ -127,6 +177,8 @@ export const Customer = Type.Object(
         tags: ['weekly-mow'],
         taxExempt: false,
         status: 'active',
+        phoneE164: null,
+        smsConsent: { status: 'unknown', updatedAt: null, source: null },
         createdAt: '2026-04-02T14:05:09.000Z',
         updatedAt: '2026-04-02T14:05:09.000Z',
       },

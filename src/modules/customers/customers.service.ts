@@ -1,14 +1,22 @@
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
-import { customerSearch, customers } from '../../db/schema/index.js';
+import { customerSearch, customerSmsConsents, customers } from '../../db/schema/index.js';
 import { invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
+import { toE164 } from '../../platform/phones.js';
 import { next, statesAccepting, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import type { CreateCustomerInput, CustomerType, UpdateCustomerInput } from './customers.schemas.js';
+import { getOrgSettings } from '../settings/settings.service.js';
+import type {
+  CreateCustomerInput,
+  CustomerType,
+  SmsConsentSource,
+  SmsConsentStatus,
+  UpdateCustomerInput,
+} from './customers.schemas.js';
 import { addressSearchText, SEP, searchPatterns, searchTextOf } from './customers.search.js';
 import { type CustomerAction, type CustomerStatus, customerMachine } from './customers.states.js';
 
@@ -45,6 +53,12 @@ export function customerView(r: Row) {
     tags: r.tags,
     taxExempt: r.taxExempt,
     status: r.status as CustomerStatus,
+    phoneE164: r.phoneE164,
+    smsConsent: {
+      status: r.smsConsent as SmsConsentStatus,
+      updatedAt: r.smsConsentAt,
+      source: r.smsConsentSource as SmsConsentSource | null,
+    },
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -108,6 +122,11 @@ async function writeSearchText(ctx: Ctx, row: Row, text: string) {
     });
 }
 
+/** `phone` in E.164, read with the organization's `country` (operations.md §10); null when not a valid number. */
+async function phoneE164Of(ctx: Ctx, phone: string): Promise<string | null> {
+  return toE164(phone, (await getOrgSettings(ctx)).country);
+}
+
 const live = (ctx: Ctx, id: string) =>
   and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id), isNull(customers.deletedAt));
 
@@ -122,9 +141,10 @@ export async function createCustomer(ctx: Ctx, input: CreateCustomerInput): Prom
   const values = columnsOf(input) as Partial<Row> & { firstName: string };
   const id = newId('cus');
   const searchText = searchTextOfRow({ lastName: null, email: null, phone: null, ...values });
+  const phoneE164 = values.phone ? await phoneE164Of(ctx, values.phone) : null;
   const [row] = await ctx.tx
     .insert(customers)
-    .values({ ...values, id, organizationId: ctx.organizationId, searchText })
+    .values({ ...values, id, organizationId: ctx.organizationId, searchText, phoneE164 })
     .returning();
   const created = row as Row;
   await writeSearchText(ctx, created, searchText);
@@ -168,6 +188,10 @@ const LIST_COLUMNS = sql.raw(
     'search_text AS "searchText"',
     'deleted_at AS "deletedAt"',
     'anonymized_at AS "anonymizedAt"',
+    'phone_e164 AS "phoneE164"',
+    'sms_consent AS "smsConsent"',
+    'sms_consent_source AS "smsConsentSource"',
+    'sms_consent_at AS "smsConsentAt"',
     'created_at AS "createdAt"',
     'updated_at AS "updatedAt"',
   ]
@@ -223,6 +247,7 @@ function rowOf(raw: Record<string, unknown>): Row {
     ...(raw as unknown as Row),
     deletedAt: toDate(raw.deletedAt),
     anonymizedAt: toDate(raw.anonymizedAt),
+    smsConsentAt: toDate(raw.smsConsentAt),
     createdAt: toDate(raw.createdAt) as Date,
     updatedAt: toDate(raw.updatedAt) as Date,
   };
@@ -256,6 +281,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
   const changes = columnsOf(input);
   const merged = { ...current, ...changes };
   const searchText = searchTextOfRow(merged);
+  if (changes.phone !== undefined) changes.phoneE164 = changes.phone ? await phoneE164Of(ctx, changes.phone) : null;
   const [row] = await ctx.tx
     .update(customers)
     .set({ ...changes, searchText, updatedAt: new Date() })
@@ -348,6 +374,7 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<{ custome
     email: null,
     additionalEmails: [],
     phone: null,
+    phoneE164: null,
     secondaryPhone: null,
     billingAddress: null,
     billingCity: null,
@@ -364,6 +391,11 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<{ custome
     .returning();
   const updated = row as Row;
   await writeSearchText(ctx, updated, searchText);
+  // The consent history stays (proof of what was agreed), without the number (customers.consent.ts).
+  await ctx.tx
+    .update(customerSmsConsents)
+    .set({ phoneE164: null })
+    .where(and(eq(customerSmsConsents.organizationId, ctx.organizationId), eq(customerSmsConsents.customerId, id)));
   const view = customerView(updated);
   await emit(ctx, 'customer.updated', { customerId: id, customer: view });
   return { customer: view, at: now };

@@ -1,12 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import type { SendDeps } from '../billing/documents.js';
+import { MessageResponse } from '../messages/messages.schemas.js';
+import { twilioDeps } from '../messages/messages.twilio.js';
 import { expandParties, expansionsOf } from '../properties/properties.expand.js';
 import { applyDayRoute, dayRoute } from './jobs.day-route.js';
+import { onMyWay } from './jobs.on-my-way.js';
 import {
   CalendarQuery,
   CalendarResponse,
@@ -31,6 +35,11 @@ import {
   type UpdateJobInput,
 } from './jobs.service.js';
 import scheduleRoutes from './schedules/schedules.routes.js';
+
+const OnMyWayBody = Type.Object(
+  { etaMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 600, description: 'Minutes until arrival' })) },
+  { additionalProperties: false },
+);
 
 /**
  * The flows (src/flows/) these routes start. src/modules/index.ts hands them in, so this
@@ -207,6 +216,26 @@ export default async function jobRoutes(fastify: FastifyInstance, { flows }: { f
       await inRequestTenant(database.db, request, (ctx) => flows.deleteJob(ctx, request.params.id));
       return reply.code(204).send(null);
     },
+  );
+
+  app.post(
+    '/api/jobs/:id/on-my-way',
+    {
+      schema: {
+        tags,
+        summary: 'Text the customer that the crew is on the way (any role, or a crew device token)',
+        description:
+          'Texts "<Org>: <first name> is on the way" (with the ETA when given) at once, not held by quiet hours, and adds a job activity. The job must be scheduled or in progress (else 409). A customer who cannot be texted (no consent, no valid mobile number, texting off) gets no text: the answer is the message `skipped`, with the reason in errorMessage.',
+        params: IdParams,
+        body: OnMyWayBody,
+        response: { 200: MessageResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) =>
+        onMyWay(ctx, twilioDeps(config), request.params.id, request.body.etaMinutes),
+      ),
+    }),
   );
 
   app.post(

@@ -1,5 +1,5 @@
-import { and, eq, inArray } from 'drizzle-orm';
-import type { Tx } from '../../db/client.js';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { rowsOf, type Tx } from '../../db/client.js';
 import { members, memberUsers as memberUsersView } from '../../db/schema/index.js';
 import { bumpAuthGeneration } from '../../platform/auth/revocations.js';
 import { newId } from '../../platform/ids.js';
@@ -80,4 +80,12 @@ export async function ownerEmails(ctx: Ctx): Promise<string[]> {
     .where(and(eq(members.organizationId, ctx.organizationId), eq(members.role, 'owner')))
     .orderBy(members.createdAt, members.id);
   return rows.map((r) => r.email);
+}
+
+/** A member's name (through the member_users view: only this organization's members), or null. */
+export async function memberName(ctx: Ctx, userId: string): Promise<string | null> {
+  const rows = rowsOf<{ name: string | null }>(
+    await ctx.tx.execute(sql`SELECT name FROM member_users WHERE id = ${userId}`),
+  );
+  return rows[0]?.name ?? null;
 }

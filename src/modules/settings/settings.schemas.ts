@@ -59,9 +59,47 @@ const fields = {
         "Stripe's publishable key (pk_…, public by design): the customer page loads Stripe.js with it to take card payments; card payment is offered there only when this and stripeSecretKey are both set",
     }),
   ),
+  twilioAccountSid: Nullable(
+    Type.String({ pattern: '^AC[0-9a-fA-F]{32}$', description: 'Twilio account SID (AC…), used with twilioAuthToken' }),
+  ),
+  smsFrom: Nullable(
+    Type.String({
+      pattern: '^(\\+[1-9][0-9]{6,14}|MG[0-9a-fA-F]{32})$',
+      description: 'Texts are sent from this number in E.164 (+15551234567) or this Twilio Messaging Service SID (MG…)',
+    }),
+  ),
+  smsEnabled: Type.Boolean({ description: 'Text messages are sent at all; default false' }),
+  smsQuietHours: Nullable(
+    Type.Object(
+      {
+        start: Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM local' }),
+        end: Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM local' }),
+      },
+      {
+        additionalProperties: false,
+        description:
+          'Automatic texts (reminders, document links) falling between start and end (local time, may span midnight) wait for end; manual and on-my-way texts go at once; null = none',
+      },
+    ),
+  ),
+  reminderChannels: Type.Array(Type.Enum(['email', 'sms']), {
+    maxItems: 2,
+    description: 'How visit reminders reach the customer; default ["email"]',
+  }),
+  country: Type.String({
+    pattern: '^[A-Z]{2}$',
+    description: 'ISO 3166 two-letter country: phone numbers written without + are read as this country’s; default US',
+  }),
 };
 
 const writeOnly = {
+  twilioAuthToken: Nullable(
+    Type.String({
+      pattern: '^[A-Za-z0-9]{16,128}$',
+      description:
+        'Write-only: the Twilio auth token of twilioAccountSid; sends texts and checks the X-Twilio-Signature of Twilio’s callbacks; stored encrypted, never shown back (GET shows twilioConfigured); null removes it',
+    }),
+  ),
   stripeWebhookSecret: Nullable(
     Type.String({
       pattern: '^whsec_[A-Za-z0-9+/=_-]{8,200}$',
@@ -100,6 +138,9 @@ export const Settings = Type.Object(
     }),
     stripeSecretKeyConfigured: Type.Boolean({
       description: 'Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown)',
+    }),
+    twilioConfigured: Type.Boolean({
+      description: 'Whether twilioAccountSid and twilioAuthToken are both set (the token is never shown)',
     }),
     plan: Type.Enum(['starter', 'pro', 'business'], { description: 'Read-only' }),
   },

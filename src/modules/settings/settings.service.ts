@@ -3,6 +3,7 @@ import type { Plan } from '../../config.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { isPhoneCountry, toE164 } from '../../platform/phones.js';
 import type { SecretBox } from '../../platform/secrets.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { mergeOrganizationSettings, organizationRow } from '../organizations/organizations.refs.js';
@@ -34,6 +35,19 @@ export interface OrgSettings {
   stripeWebhookSecretSealed: string | null;
   /** The organization's Stripe secret API key (sk_…/rk_…), sealed with SecretBox (write-only). */
   stripeSecretKeySealed: string | null;
+  /** Twilio (operations.md §10): the account SID (AC…), public. */
+  twilioAccountSid: string | null;
+  /** Twilio's auth token, sealed with SecretBox (write-only): calls the API and checks callbacks' signatures. */
+  twilioAuthTokenSealed: string | null;
+  /** Texts go from this E.164 number or Messaging Service SID (MG…). */
+  smsFrom: string | null;
+  smsEnabled: boolean;
+  /** Automatic texts falling inside wait for `end` (local time); null = none. */
+  smsQuietHours: { start: string; end: string } | null;
+  /** Channels of visit reminders. */
+  reminderChannels: ('email' | 'sms')[];
+  /** ISO 3166 alpha-2: how a phone written without `+` is read. */
+  country: string;
   plan: string;
   name: string;
 }
@@ -54,7 +68,14 @@ export const SETTINGS_DEFAULTS = {
   stripePublishableKey: null,
   stripeWebhookSecretSealed: null,
   stripeSecretKeySealed: null,
-} as const;
+  twilioAccountSid: null,
+  twilioAuthTokenSealed: null,
+  smsFrom: null,
+  smsEnabled: false,
+  smsQuietHours: null,
+  reminderChannels: ['email'],
+  country: 'US',
+} as const satisfies Partial<OrgSettings>;
 
 /** The settings of the context's organization; every module reads them through here. */
 export async function getOrgSettings(ctx: Ctx): Promise<OrgSettings> {
@@ -94,6 +115,13 @@ export function settingsView(s: OrgSettings) {
     stripePublishableKey: s.stripePublishableKey,
     stripeWebhookConfigured: s.stripeWebhookSecretSealed !== null,
     stripeSecretKeyConfigured: s.stripeSecretKeySealed !== null,
+    twilioAccountSid: s.twilioAccountSid,
+    twilioConfigured: s.twilioAccountSid !== null && s.twilioAuthTokenSealed !== null,
+    smsFrom: s.smsFrom,
+    smsEnabled: s.smsEnabled,
+    smsQuietHours: s.smsQuietHours,
+    reminderChannels: s.reminderChannels,
+    country: s.country,
     plan: s.plan as Plan,
   };
 }
@@ -115,6 +143,15 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
   if (input.taxRate !== undefined && new Decimal(input.taxRate).decimalPlaces() > 3) {
     throw invalidField('taxRate', 'must have at most three decimals');
   }
+  if (input.country !== undefined && !isPhoneCountry(input.country)) {
+    throw invalidField('country', 'must be an ISO 3166 two-letter country code such as US or CA');
+  }
+  if (input.smsFrom?.startsWith('+') && toE164(input.smsFrom, 'US') !== input.smsFrom) {
+    throw invalidField(
+      'smsFrom',
+      'must be a valid phone number in E.164 (+15551234567) or a Messaging Service SID (MG…)',
+    );
+  }
   const patch: Partial<OrgSettings> = {};
   if (input.billApprovalThreshold !== undefined) {
     patch.billApprovalThresholdCents =
@@ -128,6 +165,11 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     'visitReminderHours',
     'depot',
     'notifyOwners',
+    'twilioAccountSid',
+    'smsFrom',
+    'smsEnabled',
+    'smsQuietHours',
+    'country',
   ] as const) {
     if (input[key] !== undefined) (patch as Record<string, unknown>)[key] = input[key];
   }
@@ -150,6 +192,12 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     if (input.stripeSecretKey !== null && !box) throw new Error('updateOrgSettings needs a SecretBox to seal');
     patch.stripeSecretKeySealed =
       input.stripeSecretKey === null ? null : (box as SecretBox).seal(input.stripeSecretKey);
+  }
+  if (input.reminderChannels !== undefined) patch.reminderChannels = [...new Set(input.reminderChannels)];
+  if (input.twilioAuthToken !== undefined) {
+    if (input.twilioAuthToken !== null && !box) throw new Error('updateOrgSettings needs a SecretBox to seal');
+    patch.twilioAuthTokenSealed =
+      input.twilioAuthToken === null ? null : (box as SecretBox).seal(input.twilioAuthToken);
   }
   await mergeOrganizationSettings(ctx, patch, input.timezone);
   return settingsView(await getOrgSettings(ctx));

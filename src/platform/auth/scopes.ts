@@ -6,7 +6,7 @@
  *
  * Mobile devices (operations.md §4) act as one crew member, only on crew tracking
  * (but not on device management, so a lost phone cannot mint or revoke tokens)
- * and on job reads.
+ * and on job reads (and "on my way" texts).
  */
 export interface ScopeRule {
   /** HTTP methods the rule allows; `*` for all. */
@@ -26,6 +26,8 @@ export const PRINCIPAL_SCOPES: Partial<Record<'user' | 'apiKey' | 'device', Scop
     allow: [
       { methods: '*', prefix: '/api/crew-tracking' },
       { methods: ['GET', 'HEAD'], prefix: '/api/jobs' },
+      // The crew taps "on my way" from the phone (operations.md §10).
+      { methods: ['POST'], prefix: '/api/jobs/:id/on-my-way' },
     ],
     deny: ['/api/crew-tracking/devices'],
   },

@@ -40,6 +40,9 @@ export const EVENT_CATALOG = [
   'bill_payment.settled',
   'bill_payment.failed',
   'ledger.period_closed',
+  'message.received',
+  'message.delivered',
+  'message.failed',
 ] as const;
 
 export type CatalogEvent = (typeof EVENT_CATALOG)[number];

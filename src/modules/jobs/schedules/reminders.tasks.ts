@@ -9,6 +9,8 @@ import { systemActor } from '../../../platform/tenancy.js';
 import { recipientsOf } from '../../billing/document-mail.js';
 import { customerName, customersByIds } from '../../customers/customers.refs.js';
 import { queueMail } from '../../mail/mail.service.js';
+import { queueAutomaticText } from '../../messages/messages.service.js';
+import { type TwilioDeps, twilioDeps } from '../../messages/messages.twilio.js';
 import { getOrgSettings } from '../../settings/settings.service.js';
 import { jobMachine } from '../jobs.states.js';
 
@@ -46,7 +48,12 @@ async function dueVisits(db: Db, now: Date, limit: number) {
  * conditional UPDATE (reminder_sent_at still NULL, still scheduled): of two workers
  * only one gets the row back, and its mail is queued in that same transaction.
  */
-export async function sendVisitReminders(db: Db, now: Date = new Date(), limit = BATCH): Promise<number> {
+export async function sendVisitReminders(
+  db: Db,
+  now: Date = new Date(),
+  limit = BATCH,
+  texts?: TwilioDeps,
+): Promise<number> {
   return perOrganization(db, await dueVisits(db, now, limit), SYSTEM, async (ctx, ids) => {
     const organizationId = ctx.organizationId;
     const claimed = await ctx.tx
@@ -68,12 +75,26 @@ export async function sendVisitReminders(db: Db, now: Date = new Date(), limit =
       ctx,
       claimed.map((j) => j.customerId),
     );
+    const channels = settings.reminderChannels;
     for (const job of claimed) {
       const customer = byId.get(job.customerId);
+      const when = `${job.scheduledDate}${job.startTime ? ` at ${job.startTime}` : ''}`;
+      // By text when the settings name "sms": made once per visit and channel (its key), held by
+      // the quiet hours, recorded `skipped` with the reason when the customer cannot be texted.
+      if (customer && texts && channels.includes('sms')) {
+        await queueAutomaticText(ctx, texts, {
+          customerId: customer.id,
+          body: `${company}: reminder of your visit on ${when}. Reply to this text if the date does not suit you.`,
+          kind: 'visit_reminder',
+          jobId: job.id,
+          dedupeKey: `visit_reminder:sms:${job.id}`,
+          quiet: true,
+          now,
+        });
+      }
       const to = customer ? recipientsOf(customer) : [];
       // No address: nothing to send, but the visit counts as reminded (never retried daily).
-      if (!customer || to.length === 0) continue;
-      const when = `${job.scheduledDate}${job.startTime ? ` at ${job.startTime}` : ''}`;
+      if (!customer || to.length === 0 || !channels.includes('email')) continue;
       await queueMail(ctx, {
         documentType: 'job',
         documentId: job.id,
@@ -89,5 +110,5 @@ export async function sendVisitReminders(db: Db, now: Date = new Date(), limit =
 export const visitReminderTask: WorkerTask = {
   name: 'visit-reminders',
   intervalMs: 5 * 60_000,
-  run: ({ database }) => sendVisitReminders(database.db),
+  run: ({ database, config }) => sendVisitReminders(database.db, new Date(), BATCH, twilioDeps(config)),
 };

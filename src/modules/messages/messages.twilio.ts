@@ -1,0 +1,75 @@
+import twilio from 'twilio';
+import type RequestClient from 'twilio/lib/base/RequestClient.js';
+import type { Config } from '../../config.js';
+import { SecretBox } from '../../platform/secrets.js';
+import type { OrgSettings } from '../settings/settings.service.js';
+
+/*
+ * Twilio through its official SDK (operations.md §10). TWILIO_API_BASE moves where the SDK calls
+ * (a local stand-in in tests and the docs' walkthrough): the SDK builds each URI on its own hosts
+ * (api.twilio.com, …), and the request client below swaps that origin for the configured one,
+ * keeping the path and query, so every call the SDK makes goes there and nothing else changes.
+ */
+
+/** What the messages module needs to talk to Twilio: the box that opens stored tokens, and where the API is. */
+export interface TwilioDeps {
+  box: SecretBox;
+  api: Config['twilioApi'];
+  /** The public origin Twilio calls back (BASE_URL): status callbacks and signature checks use it. */
+  baseUrl: string;
+}
+
+const depsByConfig = new WeakMap<Config, TwilioDeps>();
+
+export function twilioDeps(config: Config): TwilioDeps {
+  let deps = depsByConfig.get(config);
+  if (!deps) {
+    deps = { box: new SecretBox(config.authSecret), api: config.twilioApi, baseUrl: config.baseUrl };
+    depsByConfig.set(config, deps);
+  }
+  return deps;
+}
+
+type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
+
+class ApiBaseRequestClient extends twilio.RequestClient {
+  readonly #origin: string;
+
+  constructor(origin: string) {
+    super({ timeout: 15_000 });
+    this.#origin = origin;
+  }
+
+  override request<TData>(opts: RequestOptions<TData>) {
+    const uri = new URL(opts.uri);
+    return super.request<TData>({ ...opts, uri: `${this.#origin}${uri.pathname}${uri.search}` });
+  }
+}
+
+/** The organization's Twilio credentials, or null when not both set (or sealed under another AUTH_SECRET). */
+export function twilioCredentials(
+  settings: OrgSettings,
+  box: SecretBox,
+): { accountSid: string; authToken: string } | null {
+  if (!settings.twilioAccountSid || !settings.twilioAuthTokenSealed) return null;
+  try {
+    return { accountSid: settings.twilioAccountSid, authToken: box.open(settings.twilioAuthTokenSealed) };
+  } catch {
+    return null;
+  }
+}
+
+/** The SDK client with the organization's credentials; no automatic retries (the worker retries, counted). */
+export function twilioClient(credentials: { accountSid: string; authToken: string }, api: TwilioDeps['api']) {
+  return twilio(credentials.accountSid, credentials.authToken, {
+    autoRetry: false,
+    ...(api ? { httpClient: new ApiBaseRequestClient(api) } : {}),
+  });
+}
+
+/** The path Twilio posts a text's status to (the statusCallback, and what its signature covers). */
+export const statusCallbackPath = (organizationId: string) => `/api/sms/twilio/${organizationId}/status`;
+export const inboundPath = (organizationId: string) => `/api/sms/twilio/${organizationId}/inbound`;
+
+export const { RestException } = twilio;
+export const validateTwilioRequest = twilio.validateRequest;

@@ -1,0 +1,109 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A small stand-in for Twilio's Messages API on 127.0.0.1, enough for what the service sends
+ * through the official SDK (POST /2010-04-01/Accounts/{AccountSid}/Messages.json). It records
+ * every request (path, Basic credentials, form) so tests assert what reached "Twilio", and answers
+ * from a script when one is queued: an HTTP status with Twilio's error body (429, 503, 21610), or
+ * `drop` (the request arrives, the connection is cut before any answer: the outcome is unknown).
+ */
+export interface TwilioRequest {
+  method: string;
+  path: string;
+  accountSid: string;
+  authToken: string;
+  form: Record<string, string>;
+}
+
+export type ScriptedAnswer = { status: number; code: number; message: string } | 'drop';
+
+export interface TwilioStandIn {
+  /** For createHarness: `{ TWILIO_API_BASE }`. */
+  env: { TWILIO_API_BASE: string };
+  requests: TwilioRequest[];
+  /** The texts Twilio accepted (created), in order. */
+  accepted: Array<{ sid: string; to: string; body: string; from: string; statusCallback: string | undefined }>;
+  /** Answers for the next create calls, in order; an empty script accepts. */
+  script: ScriptedAnswer[];
+  /** Credentials Twilio knows (AccountSid → auth token); others are refused 401 (code 20003). */
+  accounts: Map<string, string>;
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export async function startTwilioStandIn(): Promise<TwilioStandIn> {
+  let n = 0;
+  const state: Omit<TwilioStandIn, 'env' | 'close'> = { requests: [], accepted: [], script: [], accounts: new Map() };
+  const server: Server = createServer(async (req, res) => {
+    const raw = await readBody(req);
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    const [user, pass] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
+      .toString('utf8')
+      .split(':');
+    const request: TwilioRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      accountSid: user ?? '',
+      authToken: pass ?? '',
+      form: Object.fromEntries(new URLSearchParams(raw)),
+    };
+    state.requests.push(request);
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(url.pathname);
+    if (!m || request.method !== 'POST') return answer(404, { code: 20404, message: 'Not found', status: 404 });
+    if (state.accounts.get(request.accountSid) !== request.authToken || m[1] !== request.accountSid) {
+      return answer(401, { code: 20003, message: 'Authenticate', status: 401 });
+    }
+    const scripted = state.script.shift();
+    if (scripted === 'drop') {
+      req.socket.destroy();
+      return;
+    }
+    if (scripted)
+      return answer(scripted.status, { ...scripted, more_info: `https://www.twilio.com/docs/errors/${scripted.code}` });
+    const sid = `SM${(++n).toString(16).padStart(32, '0')}`;
+    const f = request.form;
+    state.accepted.push({
+      sid,
+      to: f.To ?? '',
+      body: f.Body ?? '',
+      from: f.From ?? f.MessagingServiceSid ?? '',
+      statusCallback: f.StatusCallback,
+    });
+    answer(201, {
+      sid,
+      account_sid: request.accountSid,
+      to: f.To,
+      from: f.From ?? null,
+      messaging_service_sid: f.MessagingServiceSid ?? null,
+      body: f.Body,
+      status: 'queued',
+      num_segments: '1',
+      direction: 'outbound-api',
+      date_created: new Date().toUTCString(),
+      uri: `/2010-04-01/Accounts/${request.accountSid}/Messages/${sid}.json`,
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    env: { TWILIO_API_BASE: `http://127.0.0.1:${port}` },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+}
