@@ -29,6 +29,7 @@ const DOCS: { doc: string; worker?: boolean }[] = [
   { doc: 'docs/winter-routes.md' },
   { doc: 'docs/workflows.md', worker: true },
   { doc: 'docs/dashboard-exports.md', worker: true },
+  { doc: 'docs/requests.md' },
 ];
 
 const PRELUDE = `set -euo pipefail

@@ -60,6 +60,8 @@ const OWNERS: Record<string, string> = {
   customerSearch: 'customers',
   properties: 'properties',
   services: 'services',
+  requests: 'requests',
+  altchaSpent: 'requests',
   equipment: 'equipment',
   equipmentAssignments: 'equipment',
   maintenancePlans: 'equipment',

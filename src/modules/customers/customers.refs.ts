@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { customers, properties } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -128,3 +128,25 @@ export function addressLines(street: string | null, city: string | null, state: 
 /** The same address on one line ("1 Elm St, Springfield, IL 62701"). */
 export const addressLine = (street: string | null, city: string | null, state: string | null, zip: string | null) =>
   addressLines(street, city, state, zip).join(', ');
+
+/**
+ * The live customer reached by this email (any case) or phone (same digits), oldest first: the
+ * customer a request from the public is matched to (operations.md §12).
+ */
+export async function customerByContact(
+  ctx: Ctx,
+  email: string | null,
+  phone: string | null,
+): Promise<CustomerRow | undefined> {
+  const digits = phone?.replace(/\D/g, '') ?? '';
+  const byEmail = email ? sql`lower(${customers.email}) = ${email.toLowerCase()}` : undefined;
+  const byPhone = digits.length >= 7 ? sql`regexp_replace(${customers.phone}, '\\D', '', 'g') = ${digits}` : undefined;
+  if (!byEmail && !byPhone) return undefined;
+  const [row] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), isNull(customers.deletedAt), or(byEmail, byPhone)))
+    .orderBy(asc(customers.createdAt), asc(customers.id))
+    .limit(1);
+  return row;
+}

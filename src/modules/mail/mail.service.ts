@@ -20,7 +20,8 @@ export type MailDocumentType =
   | 'purchase_order'
   | 'invitation'
   | 'workflow'
-  | 'job';
+  | 'job'
+  | 'request';
 export type { MailStatus };
 
 export interface QueuedMail {

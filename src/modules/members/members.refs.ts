@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { members } from '../../db/schema/index.js';
+import { members, memberUsers as memberUsersView } from '../../db/schema/index.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx, Role } from '../../platform/tenancy.js';
 
@@ -66,4 +66,14 @@ export async function memberUserIds(ctx: Ctx): Promise<Map<string, string>> {
     .from(members)
     .where(eq(members.organizationId, ctx.organizationId));
   return new Map(rows.map((m) => [m.id, m.userId]));
+}
+
+/** The email addresses of the organization's owners (who are told of new requests from the public). */
+export async function ownerEmails(ctx: Ctx): Promise<string[]> {
+  const rows = await ctx.tx
+    .select({ email: memberUsersView.email })
+    .from(members)
+    .innerJoin(memberUsersView, eq(memberUsersView.id, members.userId))
+    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.role, 'owner')));
+  return rows.map((r) => r.email).filter((e): e is string => typeof e === 'string' && e.length > 0);
 }
