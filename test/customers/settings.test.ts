@@ -33,6 +33,7 @@ describe('settings', () => {
       companyEmail: null,
       companyPhone: null,
       companyAddress: null,
+      bookingSlug: null,
       stripePublishableKey: null,
       stripeWebhookConfigured: false,
       stripeSecretKeyConfigured: false,
