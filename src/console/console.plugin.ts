@@ -53,6 +53,7 @@ function loadAssets(): Map<string, Asset> {
     'pages-webhooks.js',
     'pages-account.js',
     'pages-schedules.js',
+    'pages-requests.js',
     'console.css',
   ]) {
     assets.set(name, asset(join(publicDir, name)));

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, whenSessionExpires } from './api.js';
 import { ApiKeysPage, DashboardPage, ExportPage, SettingsPage } from './pages-account.js';
 import { CreateOrganizationPage, SignInPage, SignUpPage } from './pages-auth.js';
+import { RequestsPage } from './pages-requests.js';
 import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
 import { Alert, currentPath, html, Link, navigate } from './ui.js';
@@ -12,6 +13,7 @@ const PUBLIC = new Set(['/app/sign-in', '/app/sign-up']);
 
 const NAV = [
   ['/app/', 'Dashboard'],
+  ['/app/requests', 'Requests'],
   ['/app/schedules', 'Schedules'],
   ['/app/webhooks', 'Webhooks'],
   ['/app/api-keys', 'API keys'],
@@ -68,6 +70,8 @@ function page(path, org) {
     case '/app/':
     case '/app/dashboard':
       return html`<${DashboardPage} org=${org} />`;
+    case '/app/requests':
+      return html`<${RequestsPage} />`;
     case '/app/schedules':
       return html`<${SchedulesPage} />`;
     case '/app/webhooks':
