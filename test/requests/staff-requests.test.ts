@@ -90,6 +90,11 @@ describe('requests from the public: the staff side', () => {
     expect((await owner.call('GET', `/api/requests/${second}`)).json().data.jobId).toBeNull();
     const delEstimate = await owner.call('DELETE', `/api/estimates/${converted.estimateId}`);
     expect(delEstimate.statusCode, delEstimate.body).toBe(204);
+    // Erasing the customer erases the requester's data on the requests converted for it.
+    const erased = await owner.call('POST', `/api/customers/${converted.customerId}/anonymize`);
+    expect(erased.statusCode, erased.body).toBe(200);
+    const after = (await owner.call('GET', `/api/requests/${id}`)).json().data;
+    expect(after).toMatchObject({ firstName: 'Anonymized', email: null, phone: null, smsConsentEvidence: null });
   });
 
   it('convert with a customerId of another organization → 400; decline then archive; events', async () => {

@@ -23,3 +23,28 @@ export async function releaseJob(ctx: Ctx, jobId: string): Promise<void> {
     .set({ jobId: null, updatedAt: new Date() })
     .where(and(eq(requests.organizationId, ctx.organizationId), eq(requests.jobId, jobId)));
 }
+
+/**
+ * Erasure of a customer (decisions §4): the requests converted for it keep their history but no
+ * longer the requester's name, contact, address, words or consent evidence (the address it came
+ * from included).
+ */
+export async function anonymizeRequestsOf(ctx: Ctx, customerId: string, placeholder: string, at: Date): Promise<void> {
+  await ctx.tx
+    .update(requests)
+    .set({
+      firstName: placeholder,
+      lastName: null,
+      email: null,
+      phone: null,
+      street: placeholder,
+      city: placeholder,
+      state: null,
+      zip: null,
+      description: placeholder,
+      smsConsentEvidence: null,
+      sourceIp: null,
+      updatedAt: at,
+    })
+    .where(and(eq(requests.organizationId, ctx.organizationId), eq(requests.customerId, customerId)));
+}
