@@ -31,7 +31,8 @@ describe('booking form and the console Requests page', () => {
     const failed: string[] = [];
     const context = await server.browser.newContext({ viewport: { width: 390, height: 844 } });
     const phone = await context.newPage();
-    phone.setDefaultTimeout(30_000);
+    // Solving the proof of work takes the widget's worker a while on a loaded machine.
+    phone.setDefaultTimeout(90_000);
     phone.on('request', (r) => {
       if (!r.url().startsWith(server.base)) foreign.push(r.url());
     });
@@ -66,7 +67,7 @@ describe('booking form and the console Requests page', () => {
 
     const unknown = await fetch(`${server.base}/book/no-such-${process.pid}`);
     expect(unknown.status).toBe(404);
-  });
+  }, 180_000);
 
   it('shows the request first on the Requests page and converts it to an estimate', async () => {
     await page.getByRole('link', { name: 'Requests' }).click();
