@@ -47,7 +47,7 @@ module.exports = {
       comment: 'A file nothing imports is dead code (entry points and tests aside).',
       from: {
         orphan: true,
-        pathNot: ['[.]d[.]ts$', '[.]test[.]ts$', ENTRY, '^src/console/public/', '^src/modules/portal/public/'],
+        pathNot: ['[.]d[.]ts$', '[.]test[.]ts$', ENTRY, '^src/console/public/', '^src/modules/portal/public/', '^src/modules/requests/public/'],
       },
       to: {},
     },

@@ -54,6 +54,7 @@ function loadAssets(): Map<string, Asset> {
     'pages-account.js',
     'pages-schedules.js',
     'pages-books.js',
+    'pages-requests.js',
     'console.css',
   ]) {
     assets.set(name, asset(join(publicDir, name)));

@@ -1,5 +1,6 @@
 import { type TObject, type TSchema, Type } from 'typebox';
 import { type CatalogEvent, EVENT_CATALOG } from '../platform/events/catalog.js';
+import { Nullable } from '../platform/schemas.js';
 import { BillPayment } from './bill-payments/bill-payments.schemas.js';
 import { Bill } from './bills/bills.schemas.js';
 import { Contract } from './contracts/contracts.schemas.js';
@@ -12,6 +13,7 @@ import { PeriodClose } from './ledger/ledger.schemas.js';
 import { Message } from './messages/messages.schemas.js';
 import { Payment, PaymentDetail, Refund } from './payments/payments.schemas.js';
 import { PurchaseOrder } from './purchase-orders/purchase-orders.schemas.js';
+import { Request } from './requests/requests.schemas.js';
 
 /*
  * THE description of each catalog event's `data` (operations.md §3, decisions.md §5): the
@@ -43,6 +45,7 @@ export const EVENT_RESOURCES: Readonly<Record<string, TSchema>> = {
   TimeEntry,
   PeriodClose,
   Message,
+  Request,
 };
 
 const described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
@@ -65,6 +68,7 @@ const estimate = {
   estimateNumber: Estimate.properties.estimateNumber,
   estimate: Estimate,
 };
+const request = { requestId: described(Request.properties.id, 'req_…'), request: Request };
 const contract = closed({
   contractId: described(Contract.properties.id, 'con_…'),
   contract: Contract,
@@ -124,6 +128,16 @@ const PAYLOADS: Record<CatalogEvent, TObject> = {
   'estimate.declined': closed({ ...estimate, ...Status }),
   'estimate.converted': closed({ ...estimate, ...Status }),
   'estimate.status_changed': closed({ ...estimate, ...Status }),
+  'request.created': closed(request),
+  'request.converted': closed({
+    ...request,
+    customerId: described(Customer.properties.id, 'The customer it was converted for (cus_…)'),
+    estimateId: Nullable(
+      Type.String({ description: 'The draft estimate made (est_…), when converted to an estimate' }),
+    ),
+    jobId: Nullable(Type.String({ description: 'The job made (job_…), when converted to a job' })),
+  }),
+  'request.declined': closed(request),
   'contract.sent': contract,
   'contract.signed': contract,
   'payment.received': closed({

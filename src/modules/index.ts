@@ -5,6 +5,7 @@ import { billPurchaseOrder } from '../flows/bill-purchase-order.js';
 import { billStorm } from '../flows/bill-storm.js';
 import { convertEstimate } from '../flows/convert-estimate.js';
 import { convertEstimateToJob } from '../flows/convert-estimate-to-job.js';
+import { convertRequest } from '../flows/convert-request.js';
 import { createBill } from '../flows/create-bill.js';
 import { deleteBill } from '../flows/delete-bill.js';
 import {
@@ -45,6 +46,7 @@ import portalRoutes from './portal/portal.routes.js';
 import { portalHandlers } from './portal.handlers.js';
 import propertyRoutes from './properties/properties.routes.js';
 import purchaseOrderRoutes from './purchase-orders/purchase-orders.routes.js';
+import requestRoutes from './requests/requests.routes.js';
 import serviceRoutes from './services/services.routes.js';
 import settingsRoutes from './settings/settings.routes.js';
 import vendorRoutes from './vendors/vendors.routes.js';
@@ -87,6 +89,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   dashboardRoutes,
   exportRoutes,
   messageRoutes,
+  (app) => requestRoutes(app, { flows: { convertRequest } }),
 ];
 
 /**

@@ -13,6 +13,7 @@ import { mailMachine } from './mail/mail.states.js';
 import { intentMachine } from './payments/intents/payment-intents.states.js';
 import { paymentMachine } from './payments/payments.states.js';
 import { poMachine } from './purchase-orders/purchase-orders.states.js';
+import { requestMachine } from './requests/requests.states.js';
 import { runMachine, visitMachine } from './winter-routes/winter-routes.states.js';
 import { workflowRunMachine } from './workflows/workflows.states.js';
 
@@ -40,4 +41,5 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'export', doc: 'docs/dashboard-exports.md', machine: exportMachine },
   { name: 'mail job', doc: 'docs/billing.md', machine: mailMachine },
   { name: 'workflow run', doc: 'docs/workflows.md', machine: workflowRunMachine },
+  { name: 'request', doc: 'docs/requests.md', machine: requestMachine },
 ];

@@ -65,9 +65,9 @@ export function userOf(request: { principal: Principal | null }): string {
 /**
  * The /api prefixes that answer without credentials (spec 5.2: "all API requests except
  * auth endpoints require authentication"): Better Auth, the customer portal's token
- * links, and Stripe's signed event callbacks.
+ * links, Stripe's signed event callbacks, and the public booking form (`/api/public/{slug}`).
  */
-const OPEN_API_PREFIXES = ['/api/auth', '/api/portal', '/api/payments/stripe'] as const;
+const OPEN_API_PREFIXES = ['/api/auth', '/api/portal', '/api/payments/stripe', '/api/public'] as const;
 
 /** True for a path under /api that needs credentials whether or not a route matches it. */
 export function apiPathNeedsCredentials(url: string): boolean {

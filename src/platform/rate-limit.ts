@@ -21,8 +21,11 @@ export interface Limiters {
   /** Failed sign-ins per email: 10 per 15 minutes (decisions §3), shared by every process. */
   signInFailures: RateLimiterMemory | RateLimiterRedis | RateLimiterDrizzle;
   perMinute: number;
-  /** A route's own per-minute budget (route config `rateLimit`), made once per bucket name. */
-  bucket(name: string, perMinute: number): RateLimiterMemory | RateLimiterRedis;
+  /**
+   * A route's own budget (route config `rateLimit`, or counted by the route itself), made once per
+   * bucket name: `points` per `durationSec` (a minute unless said otherwise).
+   */
+  bucket(name: string, points: number, durationSec?: number): RateLimiterMemory | RateLimiterRedis;
   /** The shared store when REDIS_URL is set (tests wait for it to be ready). */
   redis: Redis | undefined;
   /** For /readyz: `ok`, `unreachable` (counters are per process meanwhile), or `not configured`. */
@@ -72,10 +75,10 @@ export function createLimiters(config: Config, log?: Log, platformDb?: Db): Limi
   const buckets = new Map<string, RateLimiterMemory | RateLimiterRedis>();
   return {
     requests: make('req', config.rateLimitPerMinute, 60),
-    bucket: (name, perMinute) => {
+    bucket: (name, points, durationSec = 60) => {
       let limiter = buckets.get(name);
       if (!limiter) {
-        limiter = make(`route:${name}`, perMinute, 60);
+        limiter = make(`route:${name}`, points, durationSec);
         buckets.set(name, limiter);
       }
       return limiter;
@@ -123,6 +126,31 @@ export interface RouteRateLimit {
   perMinute: number;
   /** What is counted; the caller's IP when omitted. */
   key?: (request: FastifyRequest) => string;
+}
+
+/**
+ * Consumes one point of a route's own budget (`bucket`: `points` per `durationSec`) for `key`,
+ * counted by the route itself (e.g. once it knows the organization); 429 RATE_LIMITED with
+ * Retry-After when over, like consumeRequest.
+ */
+export async function consumeBudget(
+  limiters: Limiters,
+  bucket: { name: string; points: number; durationSec: number },
+  key: string,
+): Promise<Record<string, string>> {
+  try {
+    const res = await limiters.bucket(bucket.name, bucket.points, bucket.durationSec).consume(key);
+    return rateLimitHeaders(bucket.points, bucket.durationSec, res);
+  } catch (rej) {
+    if (rej instanceof RateLimiterRes) {
+      const headers = rateLimitHeaders(bucket.points, bucket.durationSec, rej);
+      headers['Retry-After'] = String(Math.max(1, Math.ceil(rej.msBeforeNext / 1000)));
+      throw new AppError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After', {
+        headers,
+      });
+    }
+    return {}; // store failure without insurance: do not turn an outage into 500s
+  }
 }
 
 /** Consumes one request for `key`; throws 429 RATE_LIMITED with Retry-After when over. */

@@ -34,6 +34,7 @@ describe('settings', () => {
       companyEmail: null,
       companyPhone: null,
       companyAddress: null,
+      bookingSlug: null,
       stripePublishableKey: null,
       stripeWebhookConfigured: false,
       stripeSecretKeyConfigured: false,

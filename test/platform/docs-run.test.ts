@@ -30,6 +30,7 @@ const DOCS: { doc: string; worker?: boolean }[] = [
   { doc: 'docs/workflows.md', worker: true },
   { doc: 'docs/dashboard-exports.md', worker: true },
   { doc: 'docs/accounting.md' },
+  { doc: 'docs/requests.md' },
 ];
 
 const PRELUDE = `set -euo pipefail

@@ -75,14 +75,16 @@ describe('OpenAPI document', () => {
     expect(openApiProblems(h.app)).toEqual([]);
   });
 
-  it('answers 401 without credentials on every /api route except /api/auth/*, /api/portal/*, Stripe and Twilio callbacks', async () => {
+  it('answers 401 without credentials on every /api route except /api/auth/*, /api/portal/*, Stripe and Twilio callbacks and the booking form', async () => {
     // Stripe's events and Twilio's callbacks carry their signature, not our credentials
-    // (test/payments/stripe.test.ts, test/messages/messages.test.ts).
+    // (test/payments/stripe.test.ts, test/messages/messages.test.ts); the booking form is public
+    // by design (test/requests/public-requests.test.ts).
     const open = (url: string) =>
       url.startsWith('/api/auth/') ||
       url.startsWith('/api/portal/') ||
       url.startsWith('/api/payments/stripe/') ||
-      url.startsWith('/api/sms/twilio/');
+      url.startsWith('/api/sms/twilio/') ||
+      url.startsWith('/api/public/');
     const problems: string[] = [];
     for (const route of h.app.registeredRoutes) {
       if (!route.url.startsWith('/api/') || open(route.url) || route.method === 'OPTIONS') continue;

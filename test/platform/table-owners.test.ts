@@ -61,6 +61,8 @@ const OWNERS: Record<string, string> = {
   customerSmsConsents: 'customers',
   properties: 'properties',
   services: 'services',
+  requests: 'requests',
+  altchaSpent: 'requests',
   equipment: 'equipment',
   equipmentAssignments: 'equipment',
   maintenancePlans: 'equipment',

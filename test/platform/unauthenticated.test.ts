@@ -91,6 +91,9 @@ describe('authentication before routing under /api', () => {
     expect(apiPathNeedsCredentials('/api/portals')).toBe(true);
     expect(apiPathNeedsCredentials('/api/payments/stripe/events')).toBe(false);
     expect(apiPathNeedsCredentials('/api/payments/stripes')).toBe(true);
+    // The booking form (operations.md §12): public by design, answers 404 for an unknown slug.
+    expect(apiPathNeedsCredentials('/api/public/green-acres/requests')).toBe(false);
+    expect(apiPathNeedsCredentials('/api/publicity')).toBe(true);
     expect(apiPathNeedsCredentials('/healthz')).toBe(false);
     expect(apiPathNeedsCredentials('/apis')).toBe(false);
   });

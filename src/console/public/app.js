@@ -12,6 +12,7 @@ import {
   SignUpPage,
 } from './pages-auth.js';
 import { BooksPage } from './pages-books.js';
+import { RequestsPage } from './pages-requests.js';
 import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
 import { Alert, currentPath, html, Link, navigate } from './ui.js';
@@ -21,6 +22,7 @@ const INVITATION = /^\/app\/invitations\/([^/]+)$/;
 
 const NAV = [
   ['/app/', 'Dashboard'],
+  ['/app/requests', 'Requests'],
   ['/app/schedules', 'Schedules'],
   ['/app/webhooks', 'Webhooks'],
   ['/app/api-keys', 'API keys'],
@@ -78,6 +80,8 @@ function page(path, org) {
     case '/app/':
     case '/app/dashboard':
       return html`<${DashboardPage} org=${org} />`;
+    case '/app/requests':
+      return html`<${RequestsPage} />`;
     case '/app/schedules':
       return html`<${SchedulesPage} />`;
     case '/app/webhooks':

@@ -141,6 +141,8 @@ export const services = pgTable(
     unitPriceCents: integer('unit_price_cents').notNull(),
     taxable: boolean('taxable').notNull().default(true),
     active: boolean('active').notNull().default(true),
+    /** Offered on the public booking form (operations.md §12). */
+    bookable: boolean('bookable').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

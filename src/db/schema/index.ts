@@ -15,6 +15,7 @@ export * from './payment-intents.js';
 export * from './portal.js';
 export * from './purchasing.js';
 export * from './rate-limits.js';
+export * from './requests.js';
 export * from './secret-lookups.js';
 export * from './webhooks.js';
 export * from './winter.js';

@@ -5,7 +5,7 @@ import { createdAt } from './columns.js';
  * What a secret opens; a new kind (booking slugs) is one more value here and in the table's CHECK.
  * A type only: the schema module exports tables and nothing else.
  */
-export type SecretKind = 'api_key' | 'device_token' | 'portal_token';
+export type SecretKind = 'api_key' | 'device_token' | 'portal_token' | 'booking_slug';
 
 /**
  * The organization of a secret that arrives without one (operations.md §13), by the secret's

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -164,3 +164,25 @@ export async function customerByPhoneE164(ctx: Ctx, e164: string): Promise<Custo
 }
 
 export { recordSmsConsent } from './customers.consent.js';
+
+/**
+ * The live customer reached by this email (any case) or phone (same digits), oldest first: the
+ * customer a request from the public is matched to (operations.md §12).
+ */
+export async function customerByContact(
+  ctx: Ctx,
+  email: string | null,
+  phone: string | null,
+): Promise<CustomerRow | undefined> {
+  const digits = phone?.replace(/\D/g, '') ?? '';
+  const byEmail = email ? sql`lower(${customers.email}) = ${email.toLowerCase()}` : undefined;
+  const byPhone = digits.length >= 7 ? sql`regexp_replace(${customers.phone}, '\\D', '', 'g') = ${digits}` : undefined;
+  if (!byEmail && !byPhone) return undefined;
+  const [row] = await ctx.tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.organizationId, ctx.organizationId), isNull(customers.deletedAt), or(byEmail, byPhone)))
+    .orderBy(asc(customers.createdAt), asc(customers.id))
+    .limit(1);
+  return row;
+}

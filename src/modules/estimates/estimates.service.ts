@@ -29,6 +29,7 @@ import type { SendDeps } from '../invoices/invoices.service.js';
 import { type LastEmail, lastEmailOf } from '../mail/mail.service.js';
 import { mailOwners } from '../mail/owner-notices.js';
 import { recordPortalView } from '../portal-links/portal-links.service.js';
+import { releaseEstimate } from '../requests/requests.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { estimatePdfSource } from './estimates.pdf.js';
 import {
@@ -178,7 +179,11 @@ export async function updateEstimate(ctx: Ctx, id: string, body: UpdateEstimateI
   return viewOf(ctx, await writeEdit<EstimateRow>(ctx, estimates, estimateLines, row, patch, parties, columns));
 }
 
-export const deleteEstimate = (ctx: Ctx, id: string): Promise<void> => estimateRows.deleteDraft(ctx, id);
+export async function deleteEstimate(ctx: Ctx, id: string): Promise<void> {
+  // A request converted to this draft lets go of it first (its foreign key is NO ACTION).
+  await releaseEstimate(ctx, id);
+  await estimateRows.deleteDraft(ctx, id);
+}
 
 export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps) {
   const { view } = await transition(ctx, id, 'send', (before) => ({

@@ -15,6 +15,7 @@ import type { LineItemInputT } from '../billing/line-items.js';
 import { requireCrew } from '../crew-tracking/crew-tracking.refs.js';
 import { requireCustomer, requireProperty } from '../customers/customers.refs.js';
 import { memberUsers } from '../members/members.refs.js';
+import { releaseJob } from '../requests/requests.refs.js';
 import { getOrgSettings, orgTimezone } from '../settings/settings.service.js';
 import { calendarRange, type DateRange, resolveRange } from './jobs.dates.js';
 import { jobLineView, type PricedJobLines, priceJobLines } from './jobs.lines.js';
@@ -459,6 +460,8 @@ export async function deleteJob(ctx: Ctx, id: string) {
       })
       .onConflictDoNothing();
   }
+  // A request converted to this job lets go of it first (its foreign key is NO ACTION).
+  await releaseJob(ctx, id);
   await ctx.tx.delete(jobs).where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
 }
 

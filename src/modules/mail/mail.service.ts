@@ -24,7 +24,10 @@ export type MailDocumentType =
   // A user's own account (a password reset): documentId is the user's id.
   | 'account'
   // The owners told of a customer's action (an estimate approved, a contract signed): mail/owner-notices.ts.
-  | 'owner_notice';
+  | 'owner_notice'
+  // A request from the public (the owners are told of it): documentId is the request's id.
+
+  | 'request';
 export type { MailStatus };
 
 export interface QueuedMail {

@@ -71,7 +71,7 @@ export async function memberUserIds(ctx: Ctx): Promise<Map<string, string>> {
   return new Map(rows.map((m) => [m.id, m.userId]));
 }
 
-/** The email addresses of this organization's owners (through the members' view of `users`). */
+/** The email addresses of this organization's owners (told of new requests, approvals and signatures). */
 export async function ownerEmails(ctx: Ctx): Promise<string[]> {
   const rows = await ctx.tx
     .select({ email: memberUsersView.email })
@@ -79,7 +79,7 @@ export async function ownerEmails(ctx: Ctx): Promise<string[]> {
     .innerJoin(memberUsersView, eq(memberUsersView.id, members.userId))
     .where(and(eq(members.organizationId, ctx.organizationId), eq(members.role, 'owner')))
     .orderBy(members.createdAt, members.id);
-  return rows.map((r) => r.email);
+  return rows.map((r) => r.email).filter((e): e is string => typeof e === 'string' && e.length > 0);
 }
 
 /** A member's name (through the member_users view: only this organization's members), or null. */

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import { services } from '../../db/schema/index.js';
 import { invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -15,4 +15,26 @@ export async function requireServices(ctx: Ctx, ids: string[], field = 'lineItem
   const missing = unique.find((id) => !byId.has(id));
   if (missing) throw invalidField(field, `no service ${missing}`);
   return byId;
+}
+
+/** The services offered on the public booking form: active and bookable, by name (operations.md §12). */
+export async function bookableServices(
+  ctx: Ctx,
+): Promise<Array<{ id: string; name: string; description: string | null }>> {
+  return ctx.tx
+    .select({ id: services.id, name: services.name, description: services.description })
+    .from(services)
+    .where(and(eq(services.organizationId, ctx.organizationId), eq(services.active, true), eq(services.bookable, true)))
+    .orderBy(asc(services.name), asc(services.id));
+}
+
+/** The catalog services among `ids` that still exist, in the order given (the rest are left out). */
+export async function servicesStillListed(ctx: Ctx, ids: string[]) {
+  if (ids.length === 0) return [];
+  const rows = await ctx.tx
+    .select()
+    .from(services)
+    .where(and(eq(services.organizationId, ctx.organizationId), inArray(services.id, [...new Set(ids)])));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
 }

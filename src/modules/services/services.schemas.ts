@@ -12,6 +12,11 @@ const fields = {
   active: Type.Optional(
     Type.Boolean({ description: 'Inactive services stay on old documents but are hidden from pickers; default true' }),
   ),
+  bookable: Type.Optional(
+    Type.Boolean({
+      description: 'Offered on the public booking form (GET /book/{bookingSlug}) when also active; default false',
+    }),
+  ),
 };
 
 export const CreateServiceBody = Type.Object(fields, { additionalProperties: false });
@@ -31,6 +36,7 @@ export const Service = Type.Object(
     unitPrice: Type.Number({ description: 'Two decimals at most' }),
     taxable: Type.Boolean(),
     active: Type.Boolean(),
+    bookable: Type.Boolean(),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },

@@ -20,6 +20,7 @@ export function serviceView(r: Row) {
     unitPrice: fromCents(r.unitPriceCents),
     taxable: r.taxable,
     active: r.active,
+    bookable: r.bookable,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -34,6 +35,7 @@ function columnsOf(input: UpdateServiceInput): Partial<Row> {
   if (input.unit !== undefined) out.unit = input.unit;
   if (input.taxable !== undefined) out.taxable = input.taxable;
   if (input.active !== undefined) out.active = input.active;
+  if (input.bookable !== undefined) out.bookable = input.bookable;
   return out;
 }
 

@@ -52,6 +52,13 @@ const fields = {
   ),
   companyPhone: Text(40, 'Shown on documents'),
   companyAddress: Text(500, 'Shown on documents'),
+  bookingSlug: Nullable(
+    Type.String({
+      pattern: '^[a-z0-9-]{3,40}$',
+      description:
+        'The public booking form lives at /book/{bookingSlug} (requests from the public: docs/requests.md); 3..40 of a-z, 0-9 and "-", unique among all organizations (taken → 409 CONFLICT); null = no public form (its paths answer 404)',
+    }),
+  ),
   stripePublishableKey: Nullable(
     Type.String({
       pattern: '^pk_(test|live)_[A-Za-z0-9_]{8,250}$',

@@ -1,13 +1,32 @@
 import { Decimal } from 'decimal.js';
 import type { Plan } from '../../config.js';
+import { sqlStateOf } from '../../db/pg-errors.js';
+import { forgetSecret, hashSecret, recordSecret } from '../../platform/auth/secret-lookups.js';
 import { isValidTimeZone } from '../../platform/dates.js';
-import { invalidField, notFound } from '../../platform/errors.js';
+import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { isPhoneCountry, toE164 } from '../../platform/phones.js';
 import type { SecretBox } from '../../platform/secrets.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { mergeOrganizationSettings, organizationRow } from '../organizations/organizations.refs.js';
 import type { UpdateSettingsInput } from './settings.schemas.js';
+
+/**
+ * A booking slug reaches the public form without an organization, so it is mapped in the global
+ * `secret_lookups` (kind `booking_slug`) in this same transaction (operations.md §13); that
+ * table's key (kind, hash) is also what keeps a slug unique among organizations.
+ */
+async function moveBookingSlug(ctx: Ctx, before: string | null, after: string | null) {
+  if (before !== null) await forgetSecret(ctx.tx, 'booking_slug', hashSecret(before));
+  if (after === null) return;
+  try {
+    await recordSecret(ctx.tx, 'booking_slug', hashSecret(after));
+  } catch (err) {
+    if (sqlStateOf(err) === '23505')
+      throw new AppError('CONFLICT', 'bookingSlug is taken by another organization; choose another');
+    throw err;
+  }
+}
 
 /** Organization settings (decisions §4) with their defaults. Money thresholds are cents. */
 export interface OrgSettings {
@@ -29,6 +48,8 @@ export interface OrgSettings {
   companyEmail: string | null;
   companyPhone: string | null;
   companyAddress: string | null;
+  /** The public booking form's slug (/book/{slug}); null = no public form. Mapped in secret_lookups too. */
+  bookingSlug: string | null;
   /** Stripe's publishable key (pk_…): public, the customer page hands it to Stripe.js. */
   stripePublishableKey: string | null;
   /** Stripe's endpoint signing secret, sealed with SecretBox (write-only: never shown back). */
@@ -65,6 +86,7 @@ export const SETTINGS_DEFAULTS = {
   companyEmail: null,
   companyPhone: null,
   companyAddress: null,
+  bookingSlug: null,
   stripePublishableKey: null,
   stripeWebhookSecretSealed: null,
   stripeSecretKeySealed: null,
@@ -112,6 +134,7 @@ export function settingsView(s: OrgSettings) {
     companyEmail: s.companyEmail,
     companyPhone: s.companyPhone,
     companyAddress: s.companyAddress,
+    bookingSlug: s.bookingSlug,
     stripePublishableKey: s.stripePublishableKey,
     stripeWebhookConfigured: s.stripeWebhookSecretSealed !== null,
     stripeSecretKeyConfigured: s.stripeSecretKeySealed !== null,
@@ -198,6 +221,13 @@ export async function updateOrgSettings(ctx: Ctx, input: UpdateSettingsInput, bo
     if (input.twilioAuthToken !== null && !box) throw new Error('updateOrgSettings needs a SecretBox to seal');
     patch.twilioAuthTokenSealed =
       input.twilioAuthToken === null ? null : (box as SecretBox).seal(input.twilioAuthToken);
+  }
+  if (input.bookingSlug !== undefined) {
+    const before = (await getOrgSettings(ctx)).bookingSlug;
+    if (input.bookingSlug !== before) {
+      await moveBookingSlug(ctx, before, input.bookingSlug);
+      patch.bookingSlug = input.bookingSlug;
+    }
   }
   await mergeOrganizationSettings(ctx, patch, input.timezone);
   return settingsView(await getOrgSettings(ctx));
