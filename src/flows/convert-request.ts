@@ -1,4 +1,4 @@
-import { requireCustomer } from '../modules/customers/customers.refs.js';
+import { recordSmsConsent, requireCustomer } from '../modules/customers/customers.refs.js';
 import { createCustomer } from '../modules/customers/customers.service.js';
 import { createEstimate } from '../modules/estimates/estimates.service.js';
 import { createJob } from '../modules/jobs/jobs.service.js';
@@ -16,7 +16,8 @@ import type { Ctx } from '../platform/tenancy.js';
  *
  * requests (the request, locked: new, else 409; the customer it matches) → customers (the
  * given customer checked, else the matched one, else a new customer) → properties (a new
- * customer's property at the request's address) → services (the requested ones still in the
+ * customer's property at the request's address; the form's texting consent recorded, with its
+ * evidence) → services (the requested ones still in the
  * catalog) → estimates (a draft with a line per service, or one line for the request) or jobs
  * (a job on the date asked for; job.created) → requests (converted, with what it became;
  * request.converted).
@@ -46,6 +47,15 @@ export async function convertRequest(ctx: Ctx, id: string, input: ConvertRequest
       zip: request.address.zip,
     });
     propertyId = property.id;
+  }
+  // The form's texting consent becomes the customer's consent record, with the form's evidence
+  // (when, from which address, the words the requester agreed to): operations.md §10, §12.
+  if (request.smsConsent) {
+    await recordSmsConsent(ctx, customerId, {
+      status: 'opted_in',
+      source: 'request_form',
+      evidence: JSON.stringify(request.smsConsentEvidence),
+    });
   }
   const services = await servicesStillListed(ctx, request.serviceIds);
   if (input.to === 'estimate') {

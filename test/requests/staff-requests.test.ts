@@ -121,4 +121,20 @@ describe('requests from the public: the staff side', () => {
     expect(types).toContain('request.created');
     expect(types).toContain('request.declined');
   });
+
+  it('records the form’s texting consent on the customer it converts to, with the form’s evidence', async () => {
+    const id = await send({ email: 'texts.ok@example.com', phone: '(555) 010-7788', smsConsent: true });
+    const converted = await owner.call('POST', `/api/requests/${id}/convert`, { to: 'job' });
+    expect(converted.statusCode, converted.body).toBe(200);
+    const customerId = converted.json().data.customerId as string;
+    const history = await owner.call('GET', `/api/customers/${customerId}/sms-consent`);
+    expect(history.statusCode, history.body).toBe(200);
+    const [change] = history.json().data;
+    expect(change).toMatchObject({ status: 'opted_in', source: 'request_form' });
+    expect(change.evidence).toContain('wording');
+    const without = await send({ email: 'no.texts@example.com', phone: '(555) 010-7799' });
+    const other = await owner.call('POST', `/api/requests/${without}/convert`, { to: 'job' });
+    const none = await owner.call('GET', `/api/customers/${other.json().data.customerId}/sms-consent`);
+    expect(none.json().data).toEqual([]);
+  });
 });

@@ -527,7 +527,7 @@ export async function signContractInPortal(
       `${signerName} signed the contract "${updated.title}" through the customer link.`,
       updated.amendsContractId
         ? `It amends contract ${updated.amendsContractId}; its terms supersede that contract's.`
-        : 'The signed copy and its evidence are on the contract (GET /api/contracts/' + id + ').',
+        : `The signed copy and its evidence are on the contract (GET /api/contracts/${id}).`,
     ],
   });
   return portalContractView(updated);

@@ -26,7 +26,6 @@ export type MailDocumentType =
   // The owners told of a customer's action (an estimate approved, a contract signed): mail/owner-notices.ts.
   | 'owner_notice'
   // A request from the public (the owners are told of it): documentId is the request's id.
-
   | 'request';
 export type { MailStatus };
 
