@@ -43,7 +43,7 @@ export function merge(runs: Run[]): Run {
 }
 
 /** The service as deployed: production config, session auth, RLS, no worker. */
-export async function startService(database: Database) {
+export async function startService(database: Database, env: Record<string, string> = {}) {
   const config = loadConfig({
     NODE_ENV: 'production',
     AUTH_SECRET: 'bench-secret-0123456789abcdef0123456789abcdef',
@@ -51,6 +51,7 @@ export async function startService(database: Database) {
     RUN_WORKER: 'false',
     RATE_LIMIT_PER_MINUTE: '10000000',
     MAIL_OUTBOX_FILE: '/dev/null',
+    ...env,
   });
   const app = await buildApp(config, database);
   await app.listen({ host: '127.0.0.1', port: 0 });

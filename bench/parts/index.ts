@@ -6,6 +6,7 @@ import { customersBench } from './customers.js';
 import { dashboardBench } from './dashboard.js';
 import { jobsBench } from './jobs.js';
 import { ledgerJournalBench } from './ledger-journal.js';
+import { publicRequestsBench } from './public-requests.js';
 import { schedulesBench } from './schedules.js';
 import { webhooksBench } from './webhooks.js';
 import { winterRoutesBench } from './winter-routes.js';
@@ -22,4 +23,5 @@ export const benchParts: BenchPart[] = [
   winterRoutesBench,
   dashboardBench,
   ledgerJournalBench,
+  publicRequestsBench,
 ];

@@ -1,0 +1,143 @@
+import type { Challenge } from 'altcha-lib';
+import { solveChallenge } from 'altcha-lib';
+import { deriveKey } from 'altcha-lib/algorithms/sha';
+import autocannon from 'autocannon';
+import { openDatabase } from '../../src/db/client.js';
+import { drive, type Run, signedInOwner, startService } from '../http.js';
+import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
+
+/*
+ * The public booking form under a flood from one address (issue 45, operations.md §12): what a
+ * refused request (429) costs beside an accepted one, and what the flood does to another
+ * tenant's API. The service runs behind a trusted proxy (TRUST_PROXY=true) so each accepted
+ * request can come from its own address (5 a minute per address), as a form on many visitors'
+ * screens would.
+ */
+
+const SLUG = 'bench-lawn';
+/** Accepted requests timed one at a time (each a challenge solved beforehand, untimed). */
+const ACCEPTED = 40;
+const FLOOD_S = 6;
+const FLOOD_CONNECTIONS = 20;
+const OTHER_S = 6;
+const OTHER_CONNECTIONS = 5;
+const CUSTOMERS = 500;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+async function solvedField(base: string, address: string): Promise<string> {
+  const res = await fetch(`${base}/api/public/${SLUG}/challenge`, { headers: { 'x-forwarded-for': address } });
+  if (res.status !== 200) throw new Error(`challenge: ${res.status}`);
+  const challenge = (await res.json()) as Challenge;
+  const solution = await solveChallenge({ challenge, deriveKey });
+  if (!solution) throw new Error('challenge not solved');
+  return Buffer.from(JSON.stringify({ challenge, solution })).toString('base64');
+}
+
+const requestBody = (altcha: string, n: number) =>
+  JSON.stringify({
+    firstName: `Visitor ${n}`,
+    email: `visitor${n}@example.com`,
+    address: { street: `${n} Elm St`, city: 'Springfield' },
+    description: 'Weekly mowing, Fridays if possible',
+    altcha,
+    website: '',
+  });
+
+export const publicRequestsBench: BenchPart = {
+  name: 'public-requests',
+  async run() {
+    const bench = await createBenchDatabase('requests');
+    const database = await openDatabase({ databaseUrl: bench.url });
+    try {
+      const { app, base } = await startService(database, { TRUST_PROXY: 'true' });
+      const owner = await signedInOwner(app, 'Bench Lawn');
+      const other = await signedInOwner(app, 'Another Business');
+      const as = (cookie: string) => ({ cookie, 'content-type': 'application/json' });
+      const set = await fetch(`${base}/api/settings`, {
+        method: 'PATCH',
+        headers: as(owner.cookie),
+        body: JSON.stringify({ bookingSlug: SLUG }),
+      });
+      if (set.status !== 200) throw new Error(`slug: ${set.status} ${await set.text()}`);
+      for (let i = 0; i < CUSTOMERS; i += 1) {
+        await fetch(`${base}/api/customers`, {
+          method: 'POST',
+          headers: as(other.cookie),
+          body: JSON.stringify({ firstName: `Customer ${i}`, email: `c${i}@example.com` }),
+        });
+      }
+
+      // Accepted requests: each from its own address, its challenge solved before the clock starts.
+      const accepted: number[] = [];
+      for (let i = 0; i < ACCEPTED; i += 1) {
+        const address = `198.51.100.${i + 1}`;
+        const altcha = await solvedField(base, address);
+        const t = performance.now();
+        const res = await fetch(`${base}/api/public/${SLUG}/requests`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+          body: requestBody(altcha, i),
+        });
+        accepted.push(performance.now() - t);
+        if (res.status !== 201) throw new Error(`accepted request answered ${res.status}: ${await res.text()}`);
+      }
+
+      // A refused request's cost, timed like the accepted ones: one at a time from an address
+      // past its limit (the first 5 of the minute are spent first).
+      const flooder = '203.0.113.9';
+      const junk = requestBody('bm90IGEgc29sdXRpb24=', 999);
+      const post = () =>
+        fetch(`${base}/api/public/${SLUG}/requests`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': flooder },
+          body: junk,
+        });
+      for (let i = 0; i < 5; i += 1) await (await post()).text();
+      const refusedOne: number[] = [];
+      for (let i = 0; i < ACCEPTED * 5; i += 1) {
+        const t = performance.now();
+        const res = await post();
+        await res.text();
+        refusedOne.push(performance.now() - t);
+        if (res.status !== 429) throw new Error(`refused request answered ${res.status}`);
+      }
+
+      // Another tenant's customers page alone, then beside a flood from that address.
+      const page = `${base}/api/customers?limit=50`;
+      const quiet = await drive(page, { cookie: other.cookie }, OTHER_S, OTHER_CONNECTIONS);
+      const flood = autocannon({
+        url: `${base}/api/public/${SLUG}/requests`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': flooder },
+        body: junk,
+        connections: FLOOD_CONNECTIONS,
+        duration: FLOOD_S,
+      });
+      const busy: Run = await drive(page, { cookie: other.cookie }, OTHER_S, OTHER_CONNECTIONS);
+      const flooded = await flood;
+      const refused = flooded.statusCodeStats?.['429']?.count ?? 0;
+      await app.close();
+
+      const acceptedMs = median(accepted);
+      const refusedMs = median(refusedOne);
+      return [
+        '## Public booking requests under a flood (PostgreSQL)',
+        '',
+        `One organization's form (\`POST /api/public/{slug}/requests\`, ALTCHA solved beforehand, untimed) and another organization's customers page (${CUSTOMERS} customers, 50 a page, ${OTHER_CONNECTIONS} connections), with a flood of ${FLOOD_CONNECTIONS} connections from one address for ${FLOOD_S} s.`,
+        '',
+        '| Measure | Figure | Ratio | Goal |',
+        '|---|---|---|---|',
+        `| Accepted request (validated, stored, event, owner mail queued), median of ${ACCEPTED} | ${fmt(acceptedMs, 1)} ms | | |`,
+        `| Refused request (429 from the address limit), one at a time, median of ${ACCEPTED * 5} | ${fmt(refusedMs, 1)} ms | ${fmt(ratio(refusedMs, acceptedMs), 2)} | ≤ 0.2 |`,
+        `| The flood: 429s / requests, rate, p50 | ${fmt(refused)} / ${fmt(flooded.requests.total)}, ${fmt(flooded.requests.average)}/s, ${fmt(flooded.latency.p50, 1)} ms | | all refused |`,
+        `| Another tenant's page p99 alone / beside the flood | ${fmt(quiet.p99)} / ${fmt(busy.p99)} ms | ${fmt(ratio(busy.p99, Math.max(quiet.p99, 1)), 2)} | ≤ 1.3 |`,
+        `| Another tenant's page p50 alone / beside the flood | ${fmt(quiet.p50)} / ${fmt(busy.p50)} ms | | |`,
+        '',
+      ].join('\n');
+    } finally {
+      await database.close();
+      await bench.drop();
+    }
+  },
+};
