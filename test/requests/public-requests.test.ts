@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { altchaSpent, requests } from '../../src/db/schema/index.js';
+import { altchaSpent, mailJobs, requests } from '../../src/db/schema/index.js';
 import { newChallenge } from '../../src/modules/requests/requests.altcha.js';
 import { PER_ORGANIZATION } from '../../src/modules/requests/requests.public.js';
 import { today } from '../../src/platform/dates.js';
@@ -226,6 +226,48 @@ describe('requests from the public: the booking slug, the spam checks and the va
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     const ok = await postRequest(h, slug, valid(await solvedField(h, slug)), nextAddress());
     expect(ok.statusCode, ok.body).toBe(201);
+  });
+
+  it('1,000 junk requests from 200 addresses store, spend, mail and emit nothing, and never answer 500', async () => {
+    const before = await countRows(h, requests, owner.organizationId);
+    const spent = await countRows(h, altchaSpent, owner.organizationId);
+    const mails = await countRows(h, mailJobs, owner.organizationId);
+    const forged = Buffer.from(
+      JSON.stringify({ challenge: { algorithm: 'SHA-256' }, solution: { number: 1 } }),
+    ).toString('base64');
+    // What bots send: no proof of work, a forged one, the honeypot filled, wrong shapes, garbage.
+    const junk: Array<() => Record<string, unknown> | string> = [
+      () => valid('junk'),
+      () => valid(forged),
+      () => valid('x', { website: 'http://spam.example/buy-now' }),
+      () => valid('junk', { email: 'not-an-email', phone: undefined }),
+      () => ({ firstName: 'Bot' }),
+      () => valid('junk', { description: 'x'.repeat(2_001) }),
+      () => JSON.parse('{"__proto__":{"admin":true},"firstName":"Bot"}'),
+      () => '{"firstName": "unterminated',
+    ];
+    const statuses = new Map<number, number>();
+    const during = await eventsDuring(h, owner.organizationId, async () => {
+      for (let i = 0; i < 1_000; i++) {
+        const body = junk[i % junk.length]?.() as Record<string, unknown> | string;
+        const res = await h.app.inject({
+          method: 'POST',
+          url: `/api/public/${slug}/requests`,
+          headers: { 'content-type': 'application/json' },
+          payload: typeof body === 'string' ? body : JSON.stringify(body),
+          remoteAddress: `10.77.${Math.floor(i / 5 / 250)}.${(Math.floor(i / 5) % 250) + 1}`,
+        });
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      }
+    });
+    expect(
+      [...statuses.keys()].every((s) => s < 500),
+      JSON.stringify([...statuses]),
+    ).toBe(true);
+    expect(during).toEqual([]);
+    expect(await countRows(h, requests, owner.organizationId)).toBe(before);
+    expect(await countRows(h, altchaSpent, owner.organizationId)).toBe(spent);
+    expect(await countRows(h, mailJobs, owner.organizationId)).toBe(mails);
   });
 
   it('200 a day for one organization → 429 with Retry-After; other organizations are unaffected', async () => {
