@@ -141,6 +141,7 @@ describe('services catalog', () => {
       unitPrice: 45.1,
       taxable: true,
       active: true,
+      bookable: false,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -309,6 +309,13 @@ describe('Twilio callbacks', () => {
     expect((await callback(statusPath(org), form, 'f'.repeat(32))).statusCode).toBe(403);
     expect((await messageRow(org, m.id)).status).toBe('sent');
     expect((await callback('/api/sms/twilio/org_unknown/status', form, org.token)).statusCode).toBe(404);
+    // An id no organization can have is unknown too, not a server error.
+    for (const path of [
+      "/api/sms/twilio/x'%3B%20DROP%20TABLE%20customers%3B%20--/status",
+      '/api/sms/twilio/%25/inbound',
+    ]) {
+      expect((await callback(path, form, org.token)).statusCode, path).toBe(404);
+    }
     const unknown = await callback(statusPath(org), { ...form, MessageSid: `SM${'9'.repeat(32)}` }, org.token);
     expect(unknown.statusCode).toBe(204);
 

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import twilio from 'twilio';
 import { Type } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError, notFound } from '../../platform/errors.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
 import { inTenant, systemActor } from '../../platform/tenancy.js';
@@ -128,6 +128,8 @@ async function twilioCallbackRoutes(fastify: FastifyInstance, { deps }: { deps: 
 
   /** 404 unknown organization; 403 when the signature is missing or wrong (or no token to check it with). */
   async function verified(request: FastifyRequest, organizationId: string): Promise<TwilioForm> {
+    // An id no organization can have is unknown like any other (404), not a malformed tenant (500).
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(organizationId)) throw notFound('Organization');
     const settings = await inTenant(database.db, organizationId, twilioActor, (ctx) => getOrgSettings(ctx));
     const credentials = twilioCredentials(settings, deps.box);
     const header = request.headers['x-twilio-signature'];
