@@ -18,10 +18,11 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-/** A device's scope, read independently of platform/auth/scopes.ts: operations.md §4 in words. */
+/** A device's scope, read independently of platform/auth/scopes.ts: operations.md §4 (and §10's on-my-way) in words. */
 function inDeviceScope(method: string, url: string): boolean {
   if (url === '/api/crew-tracking/devices' || url.startsWith('/api/crew-tracking/devices/')) return false;
   if (url.startsWith('/api/crew-tracking/')) return true;
+  if (method === 'POST' && url === '/api/jobs/:id/on-my-way') return true;
   return (method === 'GET' || method === 'HEAD') && (url === '/api/jobs' || url.startsWith('/api/jobs/'));
 }
 
