@@ -5,6 +5,7 @@ import { sendVisitReminders } from '../../src/modules/jobs/schedules/reminders.t
 import { sendDueTexts } from '../../src/modules/messages/messages.tasks.js';
 import { twilioDeps } from '../../src/modules/messages/messages.twilio.js';
 import { addDays, today } from '../../src/platform/dates.js';
+import { deviceCaller } from '../crew-tracking/helpers.js';
 import { createHarness, type Harness, newTenant } from '../harness.js';
 import { startTwilioStandIn, type TwilioStandIn } from './twilio-stand-in.js';
 
@@ -109,5 +110,12 @@ describe('visit reminders by text', () => {
     const draft = await owner.call('POST', '/api/jobs', { customerId, scheduledDate: today('UTC'), draft: true });
     expect((await owner.call('POST', `/api/jobs/${draft.json().data.id}/on-my-way`, {})).statusCode).toBe(409);
     expect((await owner.call('POST', `/api/jobs/${jobId}/on-my-way`, { etaMinutes: 0 })).statusCode).toBe(400);
+
+    // A crew's phone (a device token) may send it too; it cannot send a manual text.
+    const device = await deviceCaller(h, owner);
+    const fromPhone = await device.call('POST', `/api/jobs/${jobId}/on-my-way`, { etaMinutes: 5 });
+    expect(fromPhone.statusCode, fromPhone.body).toBe(200);
+    expect(fromPhone.json().data).toMatchObject({ status: 'queued', kind: 'on_my_way', jobId });
+    expect((await device.call('POST', '/api/messages', { customerId, body: 'hi' })).statusCode).toBe(403);
   });
 });
