@@ -10,6 +10,7 @@ import { invoiceMachine } from './invoices/invoices.transitions.js';
 import { jobMachine } from './jobs/jobs.states.js';
 import { scheduleMachine } from './jobs/schedules/schedules.states.js';
 import { mailMachine } from './mail/mail.states.js';
+import { messageMachine } from './messages/messages.states.js';
 import { intentMachine } from './payments/intents/payment-intents.states.js';
 import { paymentMachine } from './payments/payments.states.js';
 import { poMachine } from './purchase-orders/purchase-orders.states.js';
@@ -42,4 +43,5 @@ export const STATE_MACHINES: ReadonlyArray<{ name: string; doc: string; machine:
   { name: 'mail job', doc: 'docs/billing.md', machine: mailMachine },
   { name: 'workflow run', doc: 'docs/workflows.md', machine: workflowRunMachine },
   { name: 'request', doc: 'docs/requests.md', machine: requestMachine },
+  { name: 'text message', doc: 'docs/messages.md', machine: messageMachine },
 ];

@@ -89,6 +89,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/request-password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a link to choose a new password
+         * @description Answers the same for every address, known or not. A known one is mailed a link to the console's reset page (`/app/reset-password?token=…`), valid once for an hour, through the mail outbox. At most 3 requests a minute per address, then 429.
+         *
+         *     No credentials needed.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with the token of a reset mail
+         * @description The token works once and for an hour; an invalid, expired or used one answers 400. Every session of the user ends (sign in again with the new password).
+         *
+         *     No credentials needed.
+         */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations": {
         parameters: {
             query?: never;
@@ -487,6 +531,34 @@ export interface paths {
          *     Needs a session with an active organization, or an API key (Business plan).
          */
         patch: operations["updateCustomer"];
+        trace?: never;
+    };
+    "/api/customers/{id}/sms-consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every change of the customer’s SMS consent, oldest first (kept for the life of the customer)
+         * @description Each change with its source (staff, portal, keyword: STOP/START texted back or Twilio error 21610, request_form) and evidence; anonymizing keeps them.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCustomerSmsConsent"];
+        put?: never;
+        /**
+         * Record SMS consent collected by staff (source staff); answers the whole history, oldest first
+         * @description optedIn true → opted_in, false → opted_out, with the evidence of how it was collected. A status the customer already has records nothing. Emits customer.updated when it changes. Texts are sent only to opted_in customers.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["smsConsentCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/customers/{id}/deactivate": {
@@ -1643,6 +1715,28 @@ export interface paths {
          *     Needs a session with an active organization, or an API key (Business plan).
          */
         patch: operations["updateJob"];
+        trace?: never;
+    };
+    "/api/jobs/{id}/on-my-way": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Text the customer that the crew is on the way (any role, or a crew device token)
+         * @description Texts "<Org>: <first name> is on the way" (with the ETA when given) at once, not held by quiet hours, and adds a job activity. The job must be scheduled or in progress (else 409). A customer who cannot be texted (no consent, no valid mobile number, texting off) gets no text: the answer is the message `skipped`, with the reason in errorMessage.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["onMyWayJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/jobs/{id}/publish": {
@@ -3055,12 +3149,56 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The fixed chart of accounts
-         * @description Owner/admin only. The accounts (1000 Cash, 1100 Accounts Receivable, 2000 Accounts Payable and so on) are fixed and cannot be changed through the API.
+         * The fixed chart of accounts, with each account’s name and code in the accountant’s system
+         * @description Owner/admin only. The accounts (1000 Cash, 1100 Accounts Receivable, 2000 Accounts Payable and so on) are fixed; only their externalName and externalCode, used by the journal export, can be set.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
          */
         get: operations["listLedgerAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ledger/accounts/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the name and code an account carries in QuickBooks or Xero (journal export)
+         * @description Owner/admin only. externalName is written as the account in the iif and qbo formats, externalCode in the xero format; null or "" goes back to ours; an absent field stays. Unknown code → 404.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        patch: operations["updateLedgerAccount"];
+        trace?: never;
+    };
+    "/api/ledger/journal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The journal over a range of days, streamed as json, csv, iif, qbo or xero
+         * @description Owner/admin only. Entries dated from..to (inclusive), oldest first. json (default): {data: {from, to, entries}}; csv: date, entry, source, accountCode, accountName, debit, credit, description, one row per line; iif: QuickBooks Desktop GENERAL JOURNAL blocks (!TRNS/!SPL/!ENDTRNS, MM/DD/YYYY, debits positive, credits negative); qbo: QuickBooks Online journal import CSV (Journal No, Journal Date, Account Name, Debits, Credits, Description, Name); xero: manual journal CSV (Narration, Date, Description, AccountCode, TaxRate, Amount, debits positive). iif, qbo and xero name accounts by their externalName/externalCode (PATCH /api/ledger/accounts/{code}). Every format balances and, per account, agrees with the trial balance’s movement over the range. to before from → 400; an unknown format → 400.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getLedgerJournal"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3107,6 +3245,56 @@ export interface paths {
         get: operations["getLedgerTrialBalance"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ledger/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The day the books are closed through (null: nothing closed)
+         * @description Owner/admin only. No ledger line is ever dated on or before closedThrough.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getLedgerClose"];
+        put?: never;
+        /**
+         * Close the books through a day (emits ledger.period_closed)
+         * @description Owner/admin only. through not after today (organization timezone) and not before the current closed date → else 400. Afterwards anything that would post on or before it (a payment, bill, bill payment or deposit dated there; an invoice or bill dated there leaving draft) → 409 PERIOD_CLOSED naming the date field, nothing written; voids, refunds and write-offs of old documents post today. Closing through the current date again changes nothing.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createLedgerClose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ledger/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the closed date back, or reopen everything (null)
+         * @description Owner only. through earlier than the current closed date, or null → else 400; nothing closed → 409 INVALID_STATE.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner.
+         */
+        post: operations["createLedgerReopen"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3607,6 +3795,276 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Texts both ways, newest first; filter by customerId, direction, status, kind
+         * @description Outbound texts (manual, visit reminders, on-my-way, document links, HELP answers) and inbound replies. Paginated like every list (see the README).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listMessages"];
+        put?: never;
+        /**
+         * Text a customer (any role): 201 queued, sent by the worker through Twilio
+         * @description Needs settings smsEnabled, Twilio configured (twilioAccountSid, twilioAuthToken, smsFrom), the customer’s phoneE164 and smsConsent opted_in; otherwise 409 INVALID_STATE naming what is missing. A body of 1..1,600 characters. Sent at once (quiet hours hold automatic texts only), at most one text a second per organization.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["createMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One text
+         * @description Its status, Twilio’s MessageSid (providerId) and error, when it went and was delivered.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/customers/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer’s conversation: texts both ways, newest first
+         * @description GET /api/messages?customerId=… for this customer; 404 for an unknown customer.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listCustomerMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/twilio/{organizationId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio status callback (no session; X-Twilio-Signature checked)
+         * @description Set by the worker as each text’s statusCallback. A missing or wrong signature → 403 with nothing written; an unknown organization → 404; an unknown MessageSid → 204 with nothing written. Status moves only forward (a repeat or a late `sent` is a no-op). delivered → message.delivered; undelivered/failed → message.failed; ErrorCode 21610 opts the customer out.
+         *
+         *     No credentials needed.
+         */
+        post: operations["createSmsTwilioStatu"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/twilio/{organizationId}/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio inbound text (no session; X-Twilio-Signature checked); answers TwiML <Response/>
+         * @description Point the Twilio number’s "A message comes in" webhook (HTTP POST) here. The text is recorded `received` for the customer whose phoneE164 equals From (message.received); a repeated MessageSid is a no-op. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT → smsConsent opted_out; START, YES, UNSTOP → opted_in (source keyword); HELP → one auto_reply with the organization’s name and phone.
+         *
+         *     No credentials needed.
+         */
+        post: operations["inboundSmsTwilio"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/{slug}/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An ALTCHA proof-of-work challenge for the booking form (no session)
+         * @description The URL the ALTCHA widget’s `challenge` attribute points at. The challenge is signed with a key derived from AUTH_SECRET and the organization, expires in 10 minutes, and its solution is accepted once by POST /api/public/{slug}/requests. An unknown slug and a switched-off form are the same 404.
+         *
+         *     No credentials needed.
+         */
+        get: operations["getBookingChallenge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/{slug}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a request from the public booking form (no session; JSON or a browser form post)
+         * @description Email or phone is required; preferredDates (at most 3) are today or later in the organization’s timezone; serviceIds are bookable services of this organization; unknown fields → 400. `altcha` is the ALTCHA widget’s payload for a challenge of GET /api/public/{slug}/challenge: missing, forged, expired or already used → 400. `website` is a honeypot: filled → 201 and nothing is stored. More than 5 a minute from one address to one organization, or 200 a day to one organization → 429 with Retry-After. An unknown slug and a switched-off form are the same 404. The answer names nothing of the organization. A browser form post (application/x-www-form-urlencoded, fields flat: street, city, state, zip; serviceIds and preferredDates repeated; smsConsent=on) is answered with a thank-you page (or a page naming what is wrong) instead of JSON.
+         *
+         *     No credentials needed.
+         */
+        post: operations["createPublicRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List requests from the public booking form (newest first), optionally by status
+         * @description Every role may read requests; paginated like every list.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One request, with duplicateOf and matchedCustomerId
+         * @description duplicateOf: the latest earlier request (last 30 days) from the same email (any case) or phone (same digits); matchedCustomerId: the oldest live customer with that email or phone. 404 when it is not in this organization.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        get: operations["getRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/requests/{id}/convert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Convert a new request to a draft estimate or a job (409 INVALID_STATE unless new)
+         * @description The customer is customerId, else the customer the request matches (same email or phone), else a new customer with a property at the request’s address. to: estimate → a draft estimate with a line per requested service (at its catalog price) and the description as notes; to: job → a job on scheduledDate (default the first preferred date, else today) with the requested services. The request becomes converted with customerId and estimateId or jobId; request.converted is emitted. Converting twice → 409.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["convertRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/requests/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a new request (409 INVALID_STATE unless new); request.declined
+         * @description reason is kept on the request (staff only; nothing is sent to the requester).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["declineRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/requests/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a request (any but an archived one), out of the new list
+         * @description 409 INVALID_STATE when it is archived already.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["archiveRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "customer.created": {
@@ -4009,6 +4467,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "request.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The request.created event
+         * @description Sent to every enabled endpoint subscribed to `request.created` (or `*`). Answer 2xx within 10 seconds; anything else is retried on the schedule.
+         */
+        post: operations["onRequestCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "request.converted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The request.converted event
+         * @description Sent to every enabled endpoint subscribed to `request.converted` (or `*`). Answer 2xx within 10 seconds; anything else is retried on the schedule.
+         */
+        post: operations["onRequestConverted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "request.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The request.declined event
+         * @description Sent to every enabled endpoint subscribed to `request.declined` (or `*`). Answer 2xx within 10 seconds; anything else is retried on the schedule.
+         */
+        post: operations["onRequestDeclined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "contract.sent": {
         parameters: {
             query?: never;
@@ -4329,6 +4847,86 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "ledger.period_closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The ledger.period_closed event
+         * @description Sent to every enabled endpoint subscribed to `ledger.period_closed` (or `*`). Answer 2xx within 10 seconds; anything else is retried on the schedule.
+         */
+        post: operations["onLedgerPeriodClosed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.received event
+         * @description Sent to every enabled endpoint subscribed to `message.received` (or `*`). Answer 2xx within 10 seconds; anything else is retried on the schedule.
+         */
+        post: operations["onMessageReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.delivered event
+         * @description Sent to every enabled endpoint subscribed to `message.delivered` (or `*`). Answer 2xx within 10 seconds; anything else is retried on the schedule.
+         */
+        post: operations["onMessageDelivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.failed event
+         * @description Sent to every enabled endpoint subscribed to `message.failed` (or `*`). Answer 2xx within 10 seconds; anything else is retried on the schedule.
+         */
+        post: operations["onMessageFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -4421,7 +5019,7 @@ export interface components {
                  * @description Stable machine-readable code
                  * @enum {string}
                  */
-                code: "INVALID_STATE" | "CONFLICT";
+                code: "INVALID_STATE" | "CONFLICT" | "PERIOD_CLOSED";
                 /** @description Same as the X-Request-Id response header */
                 requestId: string;
                 /** @description One entry per offending field (VALIDATION_FAILED) */
@@ -4616,6 +5214,12 @@ export interface components {
          *       ],
          *       "taxExempt": false,
          *       "status": "active",
+         *       "phoneE164": null,
+         *       "smsConsent": {
+         *         "status": "unknown",
+         *         "updatedAt": null,
+         *         "source": null
+         *       },
          *       "createdAt": "2026-04-02T14:05:09.000Z",
          *       "updatedAt": "2026-04-02T14:05:09.000Z"
          *     }
@@ -4651,6 +5255,17 @@ export interface components {
              * @enum {unknown}
              */
             status: "active" | "inactive";
+            phoneE164: string | null;
+            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+            smsConsent: {
+                /**
+                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                 * @enum {unknown}
+                 */
+                status: "unknown" | "opted_in" | "opted_out";
+                updatedAt: string | null;
+                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+            };
             /**
              * Format: date-time
              * @description ISO 8601 date-time, UTC
@@ -5582,6 +6197,96 @@ export interface components {
              */
             updatedAt: string;
         };
+        /** PeriodClose */
+        PeriodClose: {
+            closedThrough: string | null;
+        };
+        /** Message */
+        Message: {
+            /** @description msg_… */
+            id: string;
+            customerId: string | null;
+            /** @enum {unknown} */
+            direction: "outbound" | "inbound";
+            /** @description E.164, or the Messaging Service SID texts go from */
+            to: string;
+            from: string;
+            body: string;
+            /** @enum {unknown} */
+            kind: "manual" | "visit_reminder" | "on_my_way" | "invoice_link" | "estimate_link" | "auto_reply";
+            /**
+             * @description Outbound: queued → sending → sent → delivered | undelivered | failed, or skipped (errorMessage says why); inbound: received
+             * @enum {unknown}
+             */
+            status: "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "skipped" | "received";
+            /** @description SMS parts: GSM-7 160 (153 per part) or UCS-2 70 (67 per part) */
+            segments: number;
+            errorCode: string | null;
+            errorMessage: string | null;
+            providerId: string | null;
+            jobId: string | null;
+            invoiceId: string | null;
+            estimateId: string | null;
+            sendAfter: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            sentAt: string | null;
+            deliveredAt: string | null;
+        };
+        /** Request */
+        Request: {
+            /** @description req_… */
+            id: string;
+            /** @enum {unknown} */
+            status: "new" | "converted" | "declined" | "archived";
+            firstName: string;
+            lastName: string | null;
+            email: string | null;
+            phone: string | null;
+            address: {
+                street: string;
+                city: string;
+                state: string | null;
+                zip: string | null;
+            };
+            serviceIds: string[];
+            description: string;
+            preferredDates: string[];
+            /** @enum {unknown} */
+            preferredTime: "morning" | "afternoon" | "any";
+            smsConsent: boolean;
+            smsConsentEvidence: {
+                /**
+                 * Format: date-time
+                 * @description When the form was sent
+                 */
+                at: string;
+                /** @description The address it came from */
+                ip: string;
+                /** @description The box’s exact words */
+                wording: string;
+            } | null;
+            customerId: string | null;
+            estimateId: string | null;
+            jobId: string | null;
+            declineReason: string | null;
+            convertedAt: string | null;
+            declinedAt: string | null;
+            archivedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time, UTC
+             */
+            updatedAt: string;
+        };
         /** CustomerCreatedEvent */
         CustomerCreatedEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
@@ -5897,6 +6602,43 @@ export interface components {
                 newStatus: string;
             };
         };
+        /** RequestCreatedEvent */
+        RequestCreatedEvent: components["schemas"]["WebhookDelivery"] & {
+            /** @constant */
+            event?: "request.created";
+            /** @description The data of `request.created` */
+            data?: {
+                /** @description req_… */
+                requestId: string;
+                request: components["schemas"]["Request"];
+            };
+        };
+        /** RequestConvertedEvent */
+        RequestConvertedEvent: components["schemas"]["WebhookDelivery"] & {
+            /** @constant */
+            event?: "request.converted";
+            /** @description The data of `request.converted` */
+            data?: {
+                /** @description req_… */
+                requestId: string;
+                request: components["schemas"]["Request"];
+                /** @description The customer it was converted for (cus_…) */
+                customerId: string;
+                estimateId: string | null;
+                jobId: string | null;
+            };
+        };
+        /** RequestDeclinedEvent */
+        RequestDeclinedEvent: components["schemas"]["WebhookDelivery"] & {
+            /** @constant */
+            event?: "request.declined";
+            /** @description The data of `request.declined` */
+            data?: {
+                /** @description req_… */
+                requestId: string;
+                request: components["schemas"]["Request"];
+            };
+        };
         /** ContractSentEvent */
         ContractSentEvent: components["schemas"]["WebhookDelivery"] & {
             /** @constant */
@@ -6177,6 +6919,55 @@ export interface components {
                 /** @description The bills this payment is allocated to */
                 billIds: string[];
                 billPayment: components["schemas"]["BillPayment"];
+            };
+        };
+        /** LedgerPeriodClosedEvent */
+        LedgerPeriodClosedEvent: components["schemas"]["WebhookDelivery"] & {
+            /** @constant */
+            event?: "ledger.period_closed";
+            /** @description The data of `ledger.period_closed` */
+            data?: {
+                /** @description The new closed date */
+                closedThrough: string | null;
+                /** @description The closed date before this close */
+                previousClosedThrough: string | null;
+                periodClose: components["schemas"]["PeriodClose"];
+            };
+        };
+        /** MessageReceivedEvent */
+        MessageReceivedEvent: components["schemas"]["WebhookDelivery"] & {
+            /** @constant */
+            event?: "message.received";
+            /** @description The data of `message.received` */
+            data?: {
+                /** @description msg_… */
+                messageId: string;
+                customerId: string | null;
+                message: components["schemas"]["Message"];
+            };
+        };
+        /** MessageDeliveredEvent */
+        MessageDeliveredEvent: components["schemas"]["WebhookDelivery"] & {
+            /** @constant */
+            event?: "message.delivered";
+            /** @description The data of `message.delivered` */
+            data?: {
+                /** @description msg_… */
+                messageId: string;
+                customerId: string | null;
+                message: components["schemas"]["Message"];
+            };
+        };
+        /** MessageFailedEvent */
+        MessageFailedEvent: components["schemas"]["WebhookDelivery"] & {
+            /** @constant */
+            event?: "message.failed";
+            /** @description The data of `message.failed` */
+            data?: {
+                /** @description msg_… */
+                messageId: string;
+                customerId: string | null;
+                message: components["schemas"]["Message"];
             };
         };
     };
@@ -6589,6 +7380,104 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description The account's email address
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            status: true;
+                            /** @description The same for every address, known or not */
+                            message: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `token` of the link in the reset mail */
+                    token: string;
+                    newPassword: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            status: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -7501,16 +8390,35 @@ export interface operations {
                                 lat: number;
                                 lng: number;
                             } | null;
+                            /** @description Mail the organization's owners when a customer approves an estimate or signs a contract through their link; default true */
+                            notifyOwners: boolean;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;
                             companyPhone: string | null;
                             companyAddress: string | null;
+                            bookingSlug: string | null;
                             stripePublishableKey: string | null;
+                            twilioAccountSid: string | null;
+                            smsFrom: string | null;
+                            /** @description Text messages are sent at all; default false */
+                            smsEnabled: boolean;
+                            smsQuietHours: {
+                                /** @description HH:MM local */
+                                start: string;
+                                /** @description HH:MM local */
+                                end: string;
+                            } | null;
+                            /** @description How visit reminders reach the customer; default ["email"] */
+                            reminderChannels: ("email" | "sms")[];
+                            /** @description ISO 3166 two-letter country: phone numbers written without + are read as this country’s; default US */
+                            country: string;
                             /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
                             stripeWebhookConfigured: boolean;
                             /** @description Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown) */
                             stripeSecretKeyConfigured: boolean;
+                            /** @description Whether twilioAccountSid and twilioAuthToken are both set (the token is never shown) */
+                            twilioConfigured: boolean;
                             /**
                              * @description Read-only
                              * @enum {unknown}
@@ -7553,12 +8461,30 @@ export interface operations {
                         lat: number;
                         lng: number;
                     } | null;
+                    /** @description Mail the organization's owners when a customer approves an estimate or signs a contract through their link; default true */
+                    notifyOwners?: boolean;
                     billApprovalThreshold?: number | null;
                     companyName?: string | null;
                     companyEmail?: string | null;
                     companyPhone?: string | null;
                     companyAddress?: string | null;
+                    bookingSlug?: string | null;
                     stripePublishableKey?: string | null;
+                    twilioAccountSid?: string | null;
+                    smsFrom?: string | null;
+                    /** @description Text messages are sent at all; default false */
+                    smsEnabled?: boolean;
+                    smsQuietHours?: {
+                        /** @description HH:MM local */
+                        start: string;
+                        /** @description HH:MM local */
+                        end: string;
+                    } | null;
+                    /** @description How visit reminders reach the customer; default ["email"] */
+                    reminderChannels?: ("email" | "sms")[];
+                    /** @description ISO 3166 two-letter country: phone numbers written without + are read as this country’s; default US */
+                    country?: string;
+                    twilioAuthToken?: string | null;
                     stripeWebhookSecret?: string | null;
                     stripeSecretKey?: string | null;
                 };
@@ -7591,16 +8517,35 @@ export interface operations {
                                 lat: number;
                                 lng: number;
                             } | null;
+                            /** @description Mail the organization's owners when a customer approves an estimate or signs a contract through their link; default true */
+                            notifyOwners: boolean;
                             billApprovalThreshold: number | null;
                             companyName: string | null;
                             companyEmail: string | null;
                             companyPhone: string | null;
                             companyAddress: string | null;
+                            bookingSlug: string | null;
                             stripePublishableKey: string | null;
+                            twilioAccountSid: string | null;
+                            smsFrom: string | null;
+                            /** @description Text messages are sent at all; default false */
+                            smsEnabled: boolean;
+                            smsQuietHours: {
+                                /** @description HH:MM local */
+                                start: string;
+                                /** @description HH:MM local */
+                                end: string;
+                            } | null;
+                            /** @description How visit reminders reach the customer; default ["email"] */
+                            reminderChannels: ("email" | "sms")[];
+                            /** @description ISO 3166 two-letter country: phone numbers written without + are read as this country’s; default US */
+                            country: string;
                             /** @description Whether a Stripe webhook signing secret is set (the secret itself is never shown) */
                             stripeWebhookConfigured: boolean;
                             /** @description Whether a Stripe secret API key is set, so payment intents can be created (the key is never shown) */
                             stripeSecretKeyConfigured: boolean;
+                            /** @description Whether twilioAccountSid and twilioAuthToken are both set (the token is never shown) */
+                            twilioConfigured: boolean;
                             /**
                              * @description Read-only
                              * @enum {unknown}
@@ -7687,6 +8632,17 @@ export interface operations {
                              * @enum {unknown}
                              */
                             status: "active" | "inactive";
+                            phoneE164: string | null;
+                            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+                            smsConsent: {
+                                /**
+                                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                                 * @enum {unknown}
+                                 */
+                                status: "unknown" | "opted_in" | "opted_out";
+                                updatedAt: string | null;
+                                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7796,6 +8752,12 @@ export interface operations {
                          *       ],
                          *       "taxExempt": false,
                          *       "status": "active",
+                         *       "phoneE164": null,
+                         *       "smsConsent": {
+                         *         "status": "unknown",
+                         *         "updatedAt": null,
+                         *         "source": null
+                         *       },
                          *       "createdAt": "2026-04-02T14:05:09.000Z",
                          *       "updatedAt": "2026-04-02T14:05:09.000Z"
                          *     }
@@ -7831,6 +8793,17 @@ export interface operations {
                              * @enum {unknown}
                              */
                             status: "active" | "inactive";
+                            phoneE164: string | null;
+                            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+                            smsConsent: {
+                                /**
+                                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                                 * @enum {unknown}
+                                 */
+                                status: "unknown" | "opted_in" | "opted_out";
+                                updatedAt: string | null;
+                                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -7900,6 +8873,12 @@ export interface operations {
                          *       ],
                          *       "taxExempt": false,
                          *       "status": "active",
+                         *       "phoneE164": null,
+                         *       "smsConsent": {
+                         *         "status": "unknown",
+                         *         "updatedAt": null,
+                         *         "source": null
+                         *       },
                          *       "createdAt": "2026-04-02T14:05:09.000Z",
                          *       "updatedAt": "2026-04-02T14:05:09.000Z"
                          *     }
@@ -7935,6 +8914,17 @@ export interface operations {
                              * @enum {unknown}
                              */
                             status: "active" | "inactive";
+                            phoneE164: string | null;
+                            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+                            smsConsent: {
+                                /**
+                                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                                 * @enum {unknown}
+                                 */
+                                status: "unknown" | "opted_in" | "opted_out";
+                                updatedAt: string | null;
+                                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8061,6 +9051,12 @@ export interface operations {
                          *       ],
                          *       "taxExempt": false,
                          *       "status": "active",
+                         *       "phoneE164": null,
+                         *       "smsConsent": {
+                         *         "status": "unknown",
+                         *         "updatedAt": null,
+                         *         "source": null
+                         *       },
                          *       "createdAt": "2026-04-02T14:05:09.000Z",
                          *       "updatedAt": "2026-04-02T14:05:09.000Z"
                          *     }
@@ -8096,6 +9092,17 @@ export interface operations {
                              * @enum {unknown}
                              */
                             status: "active" | "inactive";
+                            phoneE164: string | null;
+                            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+                            smsConsent: {
+                                /**
+                                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                                 * @enum {unknown}
+                                 */
+                                status: "unknown" | "opted_in" | "opted_out";
+                                updatedAt: string | null;
+                                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8117,6 +9124,117 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCustomerSmsConsent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {unknown} */
+                            status: "opted_in" | "opted_out";
+                            /**
+                             * @description staff (POST …/sms-consent), portal, keyword (STOP/START texted back, or Twilio error 21610), request_form
+                             * @enum {unknown}
+                             */
+                            source: "staff" | "portal" | "keyword" | "request_form";
+                            evidence: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            at: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    smsConsentCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true: the customer agreed to texts; false: they asked not to be texted */
+                    optedIn: boolean;
+                    evidence?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {unknown} */
+                            status: "opted_in" | "opted_out";
+                            /**
+                             * @description staff (POST …/sms-consent), portal, keyword (STOP/START texted back, or Twilio error 21610), request_form
+                             * @enum {unknown}
+                             */
+                            source: "staff" | "portal" | "keyword" | "request_form";
+                            evidence: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            at: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -8172,6 +9290,12 @@ export interface operations {
                          *       ],
                          *       "taxExempt": false,
                          *       "status": "active",
+                         *       "phoneE164": null,
+                         *       "smsConsent": {
+                         *         "status": "unknown",
+                         *         "updatedAt": null,
+                         *         "source": null
+                         *       },
                          *       "createdAt": "2026-04-02T14:05:09.000Z",
                          *       "updatedAt": "2026-04-02T14:05:09.000Z"
                          *     }
@@ -8207,6 +9331,17 @@ export interface operations {
                              * @enum {unknown}
                              */
                             status: "active" | "inactive";
+                            phoneE164: string | null;
+                            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+                            smsConsent: {
+                                /**
+                                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                                 * @enum {unknown}
+                                 */
+                                status: "unknown" | "opted_in" | "opted_out";
+                                updatedAt: string | null;
+                                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8284,6 +9419,12 @@ export interface operations {
                          *       ],
                          *       "taxExempt": false,
                          *       "status": "active",
+                         *       "phoneE164": null,
+                         *       "smsConsent": {
+                         *         "status": "unknown",
+                         *         "updatedAt": null,
+                         *         "source": null
+                         *       },
                          *       "createdAt": "2026-04-02T14:05:09.000Z",
                          *       "updatedAt": "2026-04-02T14:05:09.000Z"
                          *     }
@@ -8319,6 +9460,17 @@ export interface operations {
                              * @enum {unknown}
                              */
                             status: "active" | "inactive";
+                            phoneE164: string | null;
+                            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+                            smsConsent: {
+                                /**
+                                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                                 * @enum {unknown}
+                                 */
+                                status: "unknown" | "opted_in" | "opted_out";
+                                updatedAt: string | null;
+                                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8396,6 +9548,12 @@ export interface operations {
                          *       ],
                          *       "taxExempt": false,
                          *       "status": "active",
+                         *       "phoneE164": null,
+                         *       "smsConsent": {
+                         *         "status": "unknown",
+                         *         "updatedAt": null,
+                         *         "source": null
+                         *       },
                          *       "createdAt": "2026-04-02T14:05:09.000Z",
                          *       "updatedAt": "2026-04-02T14:05:09.000Z"
                          *     }
@@ -8431,6 +9589,17 @@ export interface operations {
                              * @enum {unknown}
                              */
                             status: "active" | "inactive";
+                            phoneE164: string | null;
+                            /** @description Read-only: the latest of GET /api/customers/{id}/sms-consent */
+                            smsConsent: {
+                                /**
+                                 * @description Nothing is ever texted unless opted_in (operations.md §10)
+                                 * @enum {unknown}
+                                 */
+                                status: "unknown" | "opted_in" | "opted_out";
+                                updatedAt: string | null;
+                                source: ("staff" | "portal" | "keyword" | "request_form") | null;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8919,6 +10088,7 @@ export interface operations {
                             unitPrice: number;
                             taxable: boolean;
                             active: boolean;
+                            bookable: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -8967,6 +10137,8 @@ export interface operations {
                     taxable?: boolean;
                     /** @description Inactive services stay on old documents but are hidden from pickers; default true */
                     active?: boolean;
+                    /** @description Offered on the public booking form (GET /book/{bookingSlug}) when also active; default false */
+                    bookable?: boolean;
                 };
             };
         };
@@ -8992,6 +10164,7 @@ export interface operations {
                             unitPrice: number;
                             taxable: boolean;
                             active: boolean;
+                            bookable: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -9049,6 +10222,7 @@ export interface operations {
                             unitPrice: number;
                             taxable: boolean;
                             active: boolean;
+                            bookable: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -9129,6 +10303,8 @@ export interface operations {
                     taxable?: boolean;
                     /** @description Inactive services stay on old documents but are hidden from pickers; default true */
                     active?: boolean;
+                    /** @description Offered on the public booking form (GET /book/{bookingSlug}) when also active; default false */
+                    bookable?: boolean;
                 };
             };
         };
@@ -9154,6 +10330,7 @@ export interface operations {
                             unitPrice: number;
                             taxable: boolean;
                             active: boolean;
+                            bookable: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 date-time, UTC
@@ -17241,12 +18418,30 @@ export interface operations {
                          *         {
                          *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
                          *           "routeOrder": 1,
-                         *           "distanceKm": 3.2
-                         *         },
-                         *         {
-                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKR",
-                         *           "routeOrder": 2,
-                         *           "distanceKm": 1.45
+                         *           "distanceKm": 3.2,
+                         *           "status": "scheduled",
+                         *           "startTime": "08:30",
+                         *           "durationMinutes": 45,
+                         *           "services": [
+                         *             "Weekly mowing"
+                         *           ],
+                         *           "customerId": "cus_01JDYY909VFHTXJTQTNYRZYAKA",
+                         *           "propertyId": "prp_01JDYY909VFHTXJTQTNYRZYAKB",
+                         *           "customer": {
+                         *             "id": "cus_01JDYY909VFHTXJTQTNYRZYAKA",
+                         *             "name": "Ann Lee",
+                         *             "company": null,
+                         *             "email": "ann.lee@example.com",
+                         *             "phone": "(555) 010-2000",
+                         *             "address": "12 Elm St, Springfield, IL 62701"
+                         *           },
+                         *           "property": {
+                         *             "id": "prp_01JDYY909VFHTXJTQTNYRZYAKB",
+                         *             "name": "Home",
+                         *             "address": "12 Elm St, Springfield, IL 62701",
+                         *             "lat": 39.7817,
+                         *             "lng": -89.6501
+                         *           }
                          *         }
                          *       ],
                          *       "distanceKm": 4.65
@@ -17265,6 +18460,35 @@ export interface operations {
                                 routeOrder: number;
                                 /** @description Leg from the previous stop (the first from the depot; 0 without one or without coordinates) */
                                 distanceKm: number;
+                                /**
+                                 * @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                                startTime: string | null;
+                                durationMinutes: number | null;
+                                services: string[];
+                                customerId: string;
+                                propertyId: string | null;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             }[];
                             /** @description Σ legs, km, 2 decimals */
                             distanceKm: number;
@@ -17319,12 +18543,30 @@ export interface operations {
                          *         {
                          *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKQ",
                          *           "routeOrder": 1,
-                         *           "distanceKm": 3.2
-                         *         },
-                         *         {
-                         *           "jobId": "job_01JDYY909VFHTXJTQTNYRZYAKR",
-                         *           "routeOrder": 2,
-                         *           "distanceKm": 1.45
+                         *           "distanceKm": 3.2,
+                         *           "status": "scheduled",
+                         *           "startTime": "08:30",
+                         *           "durationMinutes": 45,
+                         *           "services": [
+                         *             "Weekly mowing"
+                         *           ],
+                         *           "customerId": "cus_01JDYY909VFHTXJTQTNYRZYAKA",
+                         *           "propertyId": "prp_01JDYY909VFHTXJTQTNYRZYAKB",
+                         *           "customer": {
+                         *             "id": "cus_01JDYY909VFHTXJTQTNYRZYAKA",
+                         *             "name": "Ann Lee",
+                         *             "company": null,
+                         *             "email": "ann.lee@example.com",
+                         *             "phone": "(555) 010-2000",
+                         *             "address": "12 Elm St, Springfield, IL 62701"
+                         *           },
+                         *           "property": {
+                         *             "id": "prp_01JDYY909VFHTXJTQTNYRZYAKB",
+                         *             "name": "Home",
+                         *             "address": "12 Elm St, Springfield, IL 62701",
+                         *             "lat": 39.7817,
+                         *             "lng": -89.6501
+                         *           }
                          *         }
                          *       ],
                          *       "distanceKm": 4.65
@@ -17343,6 +18585,35 @@ export interface operations {
                                 routeOrder: number;
                                 /** @description Leg from the previous stop (the first from the depot; 0 without one or without coordinates) */
                                 distanceKm: number;
+                                /**
+                                 * @description draft (created with draft: true, not yet published) | scheduled | in_progress | on_hold | completed | canceled
+                                 * @enum {unknown}
+                                 */
+                                status: "draft" | "scheduled" | "in_progress" | "on_hold" | "completed" | "canceled";
+                                startTime: string | null;
+                                durationMinutes: number | null;
+                                services: string[];
+                                customerId: string;
+                                propertyId: string | null;
+                                /** @description Only with expand=customer */
+                                customer?: {
+                                    id: string;
+                                    /** @description firstName + lastName */
+                                    name: string;
+                                    company: string | null;
+                                    email: string | null;
+                                    phone: string | null;
+                                    /** @description Billing address on one line ("" when none) */
+                                    address: string;
+                                };
+                                property: {
+                                    id: string;
+                                    name: string | null;
+                                    /** @description Street, city, state and zip on one line */
+                                    address: string;
+                                    lat: number | null;
+                                    lng: number | null;
+                                } | null;
                             }[];
                             /** @description Σ legs, km, 2 decimals */
                             distanceKm: number;
@@ -18087,6 +19358,86 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    onMyWayJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minutes until arrival */
+                    etaMinutes?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description msg_… */
+                            id: string;
+                            customerId: string | null;
+                            /** @enum {unknown} */
+                            direction: "outbound" | "inbound";
+                            /** @description E.164, or the Messaging Service SID texts go from */
+                            to: string;
+                            from: string;
+                            body: string;
+                            /** @enum {unknown} */
+                            kind: "manual" | "visit_reminder" | "on_my_way" | "invoice_link" | "estimate_link" | "auto_reply";
+                            /**
+                             * @description Outbound: queued → sending → sent → delivered | undelivered | failed, or skipped (errorMessage says why); inbound: received
+                             * @enum {unknown}
+                             */
+                            status: "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "skipped" | "received";
+                            /** @description SMS parts: GSM-7 160 (153 per part) or UCS-2 70 (67 per part) */
+                            segments: number;
+                            errorCode: string | null;
+                            errorMessage: string | null;
+                            providerId: string | null;
+                            jobId: string | null;
+                            invoiceId: string | null;
+                            estimateId: string | null;
+                            sendAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            sentAt: string | null;
+                            deliveredAt: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -25968,8 +27319,152 @@ export interface operations {
                              * @enum {string}
                              */
                             normalBalance: "debit" | "credit";
+                            externalName: string | null;
+                            externalCode: string | null;
                         }[];
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateLedgerAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Account code (1000, 1100, …); another → 404 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    externalName?: string | null;
+                    externalCode?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description Account code of the fixed chart
+                             * @enum {string}
+                             */
+                            code: "1000" | "1100" | "2000" | "2100" | "2300" | "4000" | "5000" | "5100" | "5200" | "5900" | "6900";
+                            name: string;
+                            /**
+                             * @description asset | liability | revenue | expense
+                             * @enum {string}
+                             */
+                            type: "asset" | "liability" | "revenue" | "expense";
+                            /**
+                             * @description The side that increases the account
+                             * @enum {string}
+                             */
+                            normalBalance: "debit" | "credit";
+                            externalName: string | null;
+                            externalCode: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLedgerJournal: {
+        parameters: {
+            query: {
+                /**
+                 * @description First entryDate included
+                 * @example 2026-05-01
+                 */
+                from: string;
+                /**
+                 * @description Last entryDate included; not before from
+                 * @example 2026-05-01
+                 */
+                to: string;
+                /** @description Default json */
+                format?: "json" | "csv" | "iif" | "qbo" | "xero";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The journal: json {data: {from, to, entries}}, or csv/qbo/xero (text/csv) or iif (text/plain) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            from: string;
+                            /**
+                             * Format: date
+                             * @description Date, YYYY-MM-DD
+                             * @example 2026-05-01
+                             */
+                            to: string;
+                            entries: {
+                                id: string;
+                                /** @description YYYYMMDD-NNNN: the entry’s rank within its day */
+                                journalNo: string;
+                                /**
+                                 * Format: date
+                                 * @description Date, YYYY-MM-DD
+                                 * @example 2026-05-01
+                                 */
+                                entryDate: string;
+                                sourceType: string;
+                                sourceId: string;
+                                memo: string;
+                                /** @description Debits equal credits in every entry */
+                                lines: {
+                                    accountCode: string;
+                                    accountName: string;
+                                    debit: number;
+                                    credit: number;
+                                }[];
+                            }[];
+                        };
+                    };
+                    "text/csv": string;
+                    "text/plain": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -26117,6 +27612,133 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLedgerClose: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            closedThrough: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createLedgerClose: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date
+                     * @description Close the books through this day: not after today, not before the current closed date
+                     * @example 2026-05-01
+                     */
+                    through: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            closedThrough: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createLedgerReopen: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    through: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            closedThrough: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -27661,7 +29283,7 @@ export interface operations {
                 /** @description Filter */
                 active?: "true" | "false";
                 /** @description Only workflows of this trigger */
-                triggerEvent?: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                triggerEvent?: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "request.created" | "request.converted" | "request.declined" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed" | "ledger.period_closed" | "message.received" | "message.delivered" | "message.failed";
             };
             header?: never;
             path?: never;
@@ -27691,7 +29313,7 @@ export interface operations {
                                  * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
                                  * @enum {string}
                                  */
-                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "request.created" | "request.converted" | "request.declined" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed" | "ledger.period_closed" | "message.received" | "message.delivered" | "message.failed";
                             };
                             conditions: {
                                 /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
@@ -27775,7 +29397,7 @@ export interface operations {
                          * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
                          * @enum {string}
                          */
-                        event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                        event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "request.created" | "request.converted" | "request.declined" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed" | "ledger.period_closed" | "message.received" | "message.delivered" | "message.failed";
                     };
                     /** @description All must hold (AND); none = always. A missing path makes its condition false. */
                     conditions?: {
@@ -27844,7 +29466,7 @@ export interface operations {
                                  * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
                                  * @enum {string}
                                  */
-                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "request.created" | "request.converted" | "request.declined" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed" | "ledger.period_closed" | "message.received" | "message.delivered" | "message.failed";
                             };
                             conditions: {
                                 /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
@@ -27942,7 +29564,7 @@ export interface operations {
                                  * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
                                  * @enum {string}
                                  */
-                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "request.created" | "request.converted" | "request.declined" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed" | "ledger.period_closed" | "message.received" | "message.delivered" | "message.failed";
                             };
                             conditions: {
                                 /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
@@ -28058,7 +29680,7 @@ export interface operations {
                          * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
                          * @enum {string}
                          */
-                        event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                        event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "request.created" | "request.converted" | "request.declined" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed" | "ledger.period_closed" | "message.received" | "message.delivered" | "message.failed";
                     };
                     /** @description All must hold (AND); none = always. A missing path makes its condition false. */
                     conditions?: {
@@ -28126,7 +29748,7 @@ export interface operations {
                                  * @description A catalog event (spec 6.2); workflow.<name> events never trigger workflows
                                  * @enum {string}
                                  */
-                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed";
+                                event: "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.completed" | "job.cancelled" | "job.status_changed" | "invoice.created" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.voided" | "invoice.written_off" | "invoice.status_changed" | "estimate.created" | "estimate.sent" | "estimate.accepted" | "estimate.declined" | "estimate.converted" | "estimate.status_changed" | "request.created" | "request.converted" | "request.declined" | "contract.sent" | "contract.signed" | "payment.received" | "payment.refunded" | "purchase-order.created" | "purchase-order.sent" | "purchase-order.received" | "purchase-order.cancelled" | "time_entry.completed" | "bill.created" | "bill.approved" | "bill.paid" | "bill.voided" | "bill_payment.created" | "bill_payment.settled" | "bill_payment.failed" | "ledger.period_closed" | "message.received" | "message.delivered" | "message.failed";
                             };
                             conditions: {
                                 /** @description Dotted path into the trigger event data, e.g. invoice.total or amountDue; a path the event cannot carry → 400 */
@@ -28694,6 +30316,985 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMessages: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+                customerId?: string;
+                direction?: "outbound" | "inbound";
+                /**
+                 * @description Comma list of statuses: one or more of queued, sending, sent, delivered, undelivered, failed, skipped, received, comma-separated (e.g. queued,sending)
+                 * @example queued,sending
+                 */
+                status?: string;
+                /**
+                 * @description Comma list of kinds: one or more of manual, visit_reminder, on_my_way, invoice_link, estimate_link, auto_reply, comma-separated (e.g. manual,visit_reminder)
+                 * @example manual,visit_reminder
+                 */
+                kind?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description msg_… */
+                            id: string;
+                            customerId: string | null;
+                            /** @enum {unknown} */
+                            direction: "outbound" | "inbound";
+                            /** @description E.164, or the Messaging Service SID texts go from */
+                            to: string;
+                            from: string;
+                            body: string;
+                            /** @enum {unknown} */
+                            kind: "manual" | "visit_reminder" | "on_my_way" | "invoice_link" | "estimate_link" | "auto_reply";
+                            /**
+                             * @description Outbound: queued → sending → sent → delivered | undelivered | failed, or skipped (errorMessage says why); inbound: received
+                             * @enum {unknown}
+                             */
+                            status: "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "skipped" | "received";
+                            /** @description SMS parts: GSM-7 160 (153 per part) or UCS-2 70 (67 per part) */
+                            segments: number;
+                            errorCode: string | null;
+                            errorMessage: string | null;
+                            providerId: string | null;
+                            jobId: string | null;
+                            invoiceId: string | null;
+                            estimateId: string | null;
+                            sendAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            sentAt: string | null;
+                            deliveredAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    customerId: string;
+                    /** @description 1..1,600 characters */
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description msg_… */
+                            id: string;
+                            customerId: string | null;
+                            /** @enum {unknown} */
+                            direction: "outbound" | "inbound";
+                            /** @description E.164, or the Messaging Service SID texts go from */
+                            to: string;
+                            from: string;
+                            body: string;
+                            /** @enum {unknown} */
+                            kind: "manual" | "visit_reminder" | "on_my_way" | "invoice_link" | "estimate_link" | "auto_reply";
+                            /**
+                             * @description Outbound: queued → sending → sent → delivered | undelivered | failed, or skipped (errorMessage says why); inbound: received
+                             * @enum {unknown}
+                             */
+                            status: "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "skipped" | "received";
+                            /** @description SMS parts: GSM-7 160 (153 per part) or UCS-2 70 (67 per part) */
+                            segments: number;
+                            errorCode: string | null;
+                            errorMessage: string | null;
+                            providerId: string | null;
+                            jobId: string | null;
+                            invoiceId: string | null;
+                            estimateId: string | null;
+                            sendAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            sentAt: string | null;
+                            deliveredAt: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description msg_… */
+                            id: string;
+                            customerId: string | null;
+                            /** @enum {unknown} */
+                            direction: "outbound" | "inbound";
+                            /** @description E.164, or the Messaging Service SID texts go from */
+                            to: string;
+                            from: string;
+                            body: string;
+                            /** @enum {unknown} */
+                            kind: "manual" | "visit_reminder" | "on_my_way" | "invoice_link" | "estimate_link" | "auto_reply";
+                            /**
+                             * @description Outbound: queued → sending → sent → delivered | undelivered | failed, or skipped (errorMessage says why); inbound: received
+                             * @enum {unknown}
+                             */
+                            status: "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "skipped" | "received";
+                            /** @description SMS parts: GSM-7 160 (153 per part) or UCS-2 70 (67 per part) */
+                            segments: number;
+                            errorCode: string | null;
+                            errorMessage: string | null;
+                            providerId: string | null;
+                            jobId: string | null;
+                            invoiceId: string | null;
+                            estimateId: string | null;
+                            sendAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            sentAt: string | null;
+                            deliveredAt: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCustomerMessages: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description msg_… */
+                            id: string;
+                            customerId: string | null;
+                            /** @enum {unknown} */
+                            direction: "outbound" | "inbound";
+                            /** @description E.164, or the Messaging Service SID texts go from */
+                            to: string;
+                            from: string;
+                            body: string;
+                            /** @enum {unknown} */
+                            kind: "manual" | "visit_reminder" | "on_my_way" | "invoice_link" | "estimate_link" | "auto_reply";
+                            /**
+                             * @description Outbound: queued → sending → sent → delivered | undelivered | failed, or skipped (errorMessage says why); inbound: received
+                             * @enum {unknown}
+                             */
+                            status: "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "skipped" | "received";
+                            /** @description SMS parts: GSM-7 160 (153 per part) or UCS-2 70 (67 per part) */
+                            segments: number;
+                            errorCode: string | null;
+                            errorMessage: string | null;
+                            providerId: string | null;
+                            jobId: string | null;
+                            invoiceId: string | null;
+                            estimateId: string | null;
+                            sendAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            sentAt: string | null;
+                            deliveredAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSmsTwilioStatu: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The form Twilio posts (application/x-www-form-urlencoded) */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    inboundSmsTwilio: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The form Twilio posts (application/x-www-form-urlencoded) */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An empty TwiML response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBookingChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description algorithm, nonce, salt, cost, keyPrefix, … */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        signature: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPublicRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Required */
+                    firstName: string;
+                    lastName?: string;
+                    /**
+                     * Format: email
+                     * @description Email or phone is required
+                     */
+                    email?: string;
+                    /** @description Digits, spaces and + ( ) . / -; email or phone is required */
+                    phone?: string;
+                    address: {
+                        /** @description Where the work is */
+                        street: string;
+                        /** @description City */
+                        city: string;
+                        state?: string;
+                        zip?: string;
+                    };
+                    /** @description Bookable services of this organization (GET /book/{slug} lists them) */
+                    serviceIds?: string[];
+                    /** @description What is needed */
+                    description: string;
+                    preferredDates?: string[];
+                    /**
+                     * @description Default any
+                     * @enum {unknown}
+                     */
+                    preferredTime?: "morning" | "afternoon" | "any";
+                    /** @description The box "Yes, text me about this request and my appointments. Message and data rates may apply. Reply STOP to opt out."; true records the consent with its evidence */
+                    smsConsent?: boolean;
+                    /** @description The ALTCHA widget’s payload (base64 of its JSON) for a challenge from GET /api/public/{slug}/challenge; each is accepted once, within 10 minutes */
+                    altcha: string;
+                    /** @description Leave empty: a field people never see (a bot that fills it gets 201 and nothing is stored) */
+                    website?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description req_… */
+                            id: string;
+                            /** @enum {string} */
+                            status: "new";
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                status?: "new" | "converted" | "declined" | "archived";
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description req_… */
+                            id: string;
+                            /** @enum {unknown} */
+                            status: "new" | "converted" | "declined" | "archived";
+                            firstName: string;
+                            lastName: string | null;
+                            email: string | null;
+                            phone: string | null;
+                            address: {
+                                street: string;
+                                city: string;
+                                state: string | null;
+                                zip: string | null;
+                            };
+                            serviceIds: string[];
+                            description: string;
+                            preferredDates: string[];
+                            /** @enum {unknown} */
+                            preferredTime: "morning" | "afternoon" | "any";
+                            smsConsent: boolean;
+                            smsConsentEvidence: {
+                                /**
+                                 * Format: date-time
+                                 * @description When the form was sent
+                                 */
+                                at: string;
+                                /** @description The address it came from */
+                                ip: string;
+                                /** @description The box’s exact words */
+                                wording: string;
+                            } | null;
+                            customerId: string | null;
+                            estimateId: string | null;
+                            jobId: string | null;
+                            declineReason: string | null;
+                            convertedAt: string | null;
+                            declinedAt: string | null;
+                            archivedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description req_… */
+                            id: string;
+                            /** @enum {unknown} */
+                            status: "new" | "converted" | "declined" | "archived";
+                            firstName: string;
+                            lastName: string | null;
+                            email: string | null;
+                            phone: string | null;
+                            address: {
+                                street: string;
+                                city: string;
+                                state: string | null;
+                                zip: string | null;
+                            };
+                            serviceIds: string[];
+                            description: string;
+                            preferredDates: string[];
+                            /** @enum {unknown} */
+                            preferredTime: "morning" | "afternoon" | "any";
+                            smsConsent: boolean;
+                            smsConsentEvidence: {
+                                /**
+                                 * Format: date-time
+                                 * @description When the form was sent
+                                 */
+                                at: string;
+                                /** @description The address it came from */
+                                ip: string;
+                                /** @description The box’s exact words */
+                                wording: string;
+                            } | null;
+                            customerId: string | null;
+                            estimateId: string | null;
+                            jobId: string | null;
+                            declineReason: string | null;
+                            convertedAt: string | null;
+                            declinedAt: string | null;
+                            archivedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            duplicateOf: string | null;
+                            matchedCustomerId: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    convertRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    to: "estimate" | "job";
+                    /** @description Else the matched customer, else a new one */
+                    customerId?: string;
+                    /**
+                     * Format: date
+                     * @description The job’s date (to: job); default the first preferred date, else today
+                     * @example 2026-05-01
+                     */
+                    scheduledDate?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description req_… */
+                            id: string;
+                            /** @enum {unknown} */
+                            status: "new" | "converted" | "declined" | "archived";
+                            firstName: string;
+                            lastName: string | null;
+                            email: string | null;
+                            phone: string | null;
+                            address: {
+                                street: string;
+                                city: string;
+                                state: string | null;
+                                zip: string | null;
+                            };
+                            serviceIds: string[];
+                            description: string;
+                            preferredDates: string[];
+                            /** @enum {unknown} */
+                            preferredTime: "morning" | "afternoon" | "any";
+                            smsConsent: boolean;
+                            smsConsentEvidence: {
+                                /**
+                                 * Format: date-time
+                                 * @description When the form was sent
+                                 */
+                                at: string;
+                                /** @description The address it came from */
+                                ip: string;
+                                /** @description The box’s exact words */
+                                wording: string;
+                            } | null;
+                            customerId: string | null;
+                            estimateId: string | null;
+                            jobId: string | null;
+                            declineReason: string | null;
+                            convertedAt: string | null;
+                            declinedAt: string | null;
+                            archivedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            duplicateOf: string | null;
+                            matchedCustomerId: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    declineRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description req_… */
+                            id: string;
+                            /** @enum {unknown} */
+                            status: "new" | "converted" | "declined" | "archived";
+                            firstName: string;
+                            lastName: string | null;
+                            email: string | null;
+                            phone: string | null;
+                            address: {
+                                street: string;
+                                city: string;
+                                state: string | null;
+                                zip: string | null;
+                            };
+                            serviceIds: string[];
+                            description: string;
+                            preferredDates: string[];
+                            /** @enum {unknown} */
+                            preferredTime: "morning" | "afternoon" | "any";
+                            smsConsent: boolean;
+                            smsConsentEvidence: {
+                                /**
+                                 * Format: date-time
+                                 * @description When the form was sent
+                                 */
+                                at: string;
+                                /** @description The address it came from */
+                                ip: string;
+                                /** @description The box’s exact words */
+                                wording: string;
+                            } | null;
+                            customerId: string | null;
+                            estimateId: string | null;
+                            jobId: string | null;
+                            declineReason: string | null;
+                            convertedAt: string | null;
+                            declinedAt: string | null;
+                            archivedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            duplicateOf: string | null;
+                            matchedCustomerId: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    archiveRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description req_… */
+                            id: string;
+                            /** @enum {unknown} */
+                            status: "new" | "converted" | "declined" | "archived";
+                            firstName: string;
+                            lastName: string | null;
+                            email: string | null;
+                            phone: string | null;
+                            address: {
+                                street: string;
+                                city: string;
+                                state: string | null;
+                                zip: string | null;
+                            };
+                            serviceIds: string[];
+                            description: string;
+                            preferredDates: string[];
+                            /** @enum {unknown} */
+                            preferredTime: "morning" | "afternoon" | "any";
+                            smsConsent: boolean;
+                            smsConsentEvidence: {
+                                /**
+                                 * Format: date-time
+                                 * @description When the form was sent
+                                 */
+                                at: string;
+                                /** @description The address it came from */
+                                ip: string;
+                                /** @description The box’s exact words */
+                                wording: string;
+                            } | null;
+                            customerId: string | null;
+                            estimateId: string | null;
+                            jobId: string | null;
+                            declineReason: string | null;
+                            convertedAt: string | null;
+                            declinedAt: string | null;
+                            archivedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                            duplicateOf: string | null;
+                            matchedCustomerId: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -29278,6 +31879,93 @@ export interface operations {
             };
         };
     };
+    onRequestCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected; the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRequestConverted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestConvertedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected; the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRequestDeclined: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestDeclinedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected; the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onContractSent: {
         parameters: {
             query?: never;
@@ -29723,6 +32411,122 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BillPaymentFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected; the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onLedgerPeriodClosed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LedgerPeriodClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected; the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageReceived: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageReceivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected; the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageDelivered: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected; the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onMessageFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageFailedEvent"];
             };
         };
         responses: {
