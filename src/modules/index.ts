@@ -21,6 +21,7 @@ import {
 import { passwordResetMail } from '../flows/mail-password-reset.js';
 import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
+import { repriceService } from '../flows/reprice-service.js';
 import { updateJobAndBillVisit } from '../flows/update-job.js';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
@@ -69,7 +70,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   settingsRoutes,
   (app) => customerRoutes(app, { flows: { anonymizeCustomer, deleteCustomer } }),
   (app) => propertyRoutes(app, { flows: { deleteProperty } }),
-  (app) => serviceRoutes(app, { flows: { deleteService } }),
+  (app) => serviceRoutes(app, { flows: { deleteService, repriceService } }),
   (app) => invoiceRoutes(app, { flows: { recordPayment, invoicesFromJobs, batchInvoices, deleteInvoice } }),
   (app) => paymentRoutes(app, { flows: { refundPayment } }),
   (app) => estimateRoutes(app, { flows: { convertEstimate, convertEstimateToJob } }),

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Static } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { IdParams, NoContent } from '../../platform/schemas.js';
@@ -7,6 +8,9 @@ import type { Ctx } from '../../platform/tenancy.js';
 
 import {
   CreateServiceBody,
+  RepriceServiceBody,
+  type RepriceServiceInput,
+  RepriceServiceResponse,
   ServiceList,
   ServiceListQuery,
   ServiceResponse,
@@ -17,6 +21,12 @@ import { createService, getService, listServices, updateService } from './servic
 /** The flow (src/flows/delete-referenced.ts) that deletes a service: the rows of other modules naming it let go first. */
 export interface ServiceFlows {
   deleteService(ctx: Ctx, id: string): Promise<void>;
+  /** src/flows/reprice-service.ts: the catalog price, carried to the schedules that use it. */
+  repriceService(
+    ctx: Ctx,
+    id: string,
+    input: RepriceServiceInput,
+  ): Promise<Static<typeof RepriceServiceResponse>['data']>;
 }
 
 export default async function serviceRoutes(fastify: FastifyInstance, { flows }: { flows: ServiceFlows }) {
@@ -96,6 +106,26 @@ export default async function serviceRoutes(fastify: FastifyInstance, { flows }:
         data: await inRequestTenant(database.db, request, (ctx) => updateService(ctx, request.params.id, request.body)),
       };
     },
+  );
+
+  app.post(
+    '/api/services/:id/reprice',
+    {
+      schema: {
+        tags,
+        summary: 'Change a service’s price and carry it to the schedules that use it, from a date',
+        description:
+          'The catalog price changes at once (lines written from now on). Every active or paused schedule with a line naming the service takes the new price on those lines, and its visits already made, dated on or after `from`, still scheduled, not invoiced and not edited one by one, are rewritten with it; earlier, started, completed, invoiced and hand-edited visits, one-off jobs, invoices and estimates keep their price. `from` (default today) runs from today to the end of the visit horizon. The answer lists each schedule repriced with its lines’ old and new prices and how many visits changed; `dryRun: true` answers the same and writes nothing. 404 for a service of another organization, 409 INVALID_STATE for an inactive one. No event: the catalog has none for services or schedules, and rewritten visits emit none, as a schedule PATCH.',
+        params: IdParams,
+        body: RepriceServiceBody,
+        response: { 200: RepriceServiceResponse },
+      },
+    },
+    async (request) => ({
+      data: await inRequestTenant(database.db, request, (ctx) =>
+        flows.repriceService(ctx, request.params.id, request.body),
+      ),
+    }),
   );
 
   app.delete(

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
+import { CalendarDateIn } from '../../platform/calendar-date.js';
+import { DateOnly, DateTime, Envelope, Money, Nullable, PageQuery } from '../../platform/schemas.js';
 
 export const SERVICE_UNITS = ['each', 'hour', 'visit', 'sqft', 'acre', 'yard', 'month', 'other'] as const;
 
@@ -53,3 +54,65 @@ export const ServiceListQuery = Type.Object(
 
 export const ServiceResponse = Envelope(Service);
 export const ServiceList = Envelope(Type.Array(Service));
+
+export const RepriceServiceBody = Type.Object(
+  {
+    unitPrice: Money('The new price per unit, at most two decimals (e.g. 48.50)'),
+    from: Type.Optional(
+      CalendarDateIn(
+        'The first visit date at the new price; default today. From today to the end of the visit horizon (today + visitHorizonDays)',
+      ),
+    ),
+    dryRun: Type.Optional(
+      Type.Boolean({ description: 'true: answer what would change and write nothing; default false' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RepriceServiceInput = Static<typeof RepriceServiceBody>;
+
+const RepricedLine = Type.Object(
+  {
+    index: Type.Integer({ description: "The line's position in the schedule's lineItems (from 0)" }),
+    description: Type.String(),
+    quantity: Type.Number(),
+    oldUnitPrice: Type.Number(),
+    unitPrice: Type.Number(),
+    oldAmount: Type.Number(),
+    amount: Type.Number(),
+  },
+  { additionalProperties: false },
+);
+
+const RepricedSchedule = Type.Object(
+  {
+    id: Type.String({ description: 'sch_…' }),
+    title: Type.String(),
+    customerId: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+    lines: Type.Array(RepricedLine, { description: 'The lines naming the service whose price changed' }),
+    oldTotal: Type.Number({ description: "A visit's total before" }),
+    total: Type.Number({ description: "A visit's total after" }),
+    visitsRepriced: Type.Integer({
+      description:
+        'Visits already made, dated on or after from, still scheduled, not invoiced and not edited one by one, that take the new price',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const RepriceServiceResponse = Envelope(
+  Type.Object(
+    {
+      service: Service,
+      oldUnitPrice: Type.Number(),
+      from: DateOnly('The first visit date at the new price'),
+      dryRun: Type.Boolean({ description: 'true: nothing was written' }),
+      schedules: Type.Array(RepricedSchedule, {
+        description: 'The active and paused schedules whose lines name the service and had another price',
+      }),
+      visitsRepriced: Type.Integer({ description: 'The sum of the schedules’ visitsRepriced' }),
+    },
+    { additionalProperties: false },
+  ),
+);

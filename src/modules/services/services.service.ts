@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { services } from '../../db/schema/index.js';
-import { AppError, notFound } from '../../platform/errors.js';
+import { AppError, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
 import { listPage } from '../../platform/page-query.js';
@@ -69,6 +69,28 @@ export async function updateService(ctx: Ctx, id: string, input: UpdateServiceIn
   const [row] = await ctx.tx
     .update(services)
     .set({ ...changes, updatedAt: new Date() })
+    .where(mine(ctx, id))
+    .returning();
+  if (!row) throw notFound('Service');
+  return serviceView(row);
+}
+
+/**
+ * The service a reprice changes (`POST /api/services/{id}/reprice`), locked: 404 when it is
+ * not the organization's, 409 when it is inactive (retired from new documents: activate it first).
+ */
+export async function serviceToReprice(ctx: Ctx, id: string): Promise<Row> {
+  const [row] = await ctx.tx.select().from(services).where(mine(ctx, id)).for('update');
+  if (!row) throw notFound('Service');
+  if (!row.active) throw invalidState(`Service ${id} is inactive: set active to true before repricing it`);
+  return row;
+}
+
+/** The catalog's new default price (for lines written from now on); the service as it is then. */
+export async function setServicePrice(ctx: Ctx, id: string, unitPriceCents: number) {
+  const [row] = await ctx.tx
+    .update(services)
+    .set({ unitPriceCents, updatedAt: new Date() })
     .where(mine(ctx, id))
     .returning();
   if (!row) throw notFound('Service');
