@@ -12,6 +12,7 @@ import {
   SignUpPage,
 } from './pages-auth.js';
 import { BooksPage } from './pages-books.js';
+import { CalendarPage } from './pages-calendar.js';
 import { RequestsPage } from './pages-requests.js';
 import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
@@ -23,6 +24,7 @@ const INVITATION = /^\/app\/invitations\/([^/]+)$/;
 const NAV = [
   ['/app/', 'Dashboard'],
   ['/app/requests', 'Requests'],
+  ['/app/calendar', 'Calendar'],
   ['/app/schedules', 'Schedules'],
   ['/app/webhooks', 'Webhooks'],
   ['/app/api-keys', 'API keys'],
@@ -82,6 +84,8 @@ function page(path, org) {
       return html`<${DashboardPage} org=${org} />`;
     case '/app/requests':
       return html`<${RequestsPage} />`;
+    case '/app/calendar':
+      return html`<${CalendarPage} org=${org} />`;
     case '/app/schedules':
       return html`<${SchedulesPage} />`;
     case '/app/webhooks':
