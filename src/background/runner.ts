@@ -53,6 +53,12 @@ export function startTasks(
   const failures = new Map<string, number>();
   const timers = new Map<string, NodeJS.Timeout>();
   const running = new Map<string, Promise<void>>();
+  /**
+   * Tasks woken while they ran: they run again as soon as that run ends. A wake that came
+   * mid-run (a NOTIFY after the webhook fan-out had read the outbox) was dropped, and its work
+   * waited for the task's interval (up to 250 ms of a webhook's latency).
+   */
+  const wokenWhileRunning = new Set<string>();
   const stops: Array<() => Promise<void>> = [];
 
   const schedule = (task: WorkerTask, delay: number) => {
@@ -67,7 +73,10 @@ export function startTasks(
   const ctx: TaskContext = {
     ...taskBase,
     wake: () => {
-      for (const task of tasks) if (!running.has(task.name)) schedule(task, 0);
+      for (const task of tasks) {
+        if (running.has(task.name)) wokenWhileRunning.add(task.name);
+        else schedule(task, 0);
+      }
     },
   };
   // Back from an outage: no task waits out its backoff.
@@ -78,13 +87,14 @@ export function startTasks(
 
   const tick = (task: WorkerTask) => {
     if (stopped || running.has(task.name)) return;
+    wokenWhileRunning.delete(task.name);
     const p = (async () => {
       let handled = 0;
       let delay = task.intervalMs;
       try {
         handled = await task.run(ctx);
         failures.delete(task.name);
-        if (handled > 0) delay = 0;
+        if (handled > 0 || wokenWhileRunning.has(task.name)) delay = 0;
       } catch (err) {
         // A failing batch must not kill the worker: retry with backoff. Nothing is lost: work
         // stays in its table until a run commits it. An unreachable database is logged once
