@@ -36,13 +36,17 @@ const SCRATCH = `
     good_org text, good_id text, FOREIGN KEY (good_org, good_id) REFERENCES dk_scratch.good (organization_id, id));
   CREATE TABLE dk_scratch.repeated_fk (organization_id text NOT NULL, id text NOT NULL, PRIMARY KEY (organization_id, id),
     FOREIGN KEY (organization_id, organization_id) REFERENCES dk_scratch.good (organization_id, id));
+  CREATE FUNCTION dk_scratch.noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+  CREATE TABLE dk_scratch.triggered (organization_id text NOT NULL REFERENCES dk_scratch.organizations (id), id text NOT NULL,
+    PRIMARY KEY (organization_id, id));
+  CREATE TRIGGER triggered_noop BEFORE INSERT ON dk_scratch.triggered FOR EACH ROW EXECUTE FUNCTION dk_scratch.noop();
 `;
 
 /**
  * The migrated schema is ready to be distributed by organization (operations.md §13): every
  * tenant table keyed by (organization_id, …), every unique including it, every foreign key
  * between tenant tables composite and never SET NULL / SET DEFAULT (Citus refuses both), no
- * global table pointing into the tenants, no 32-bit serial (the rules: distribution-rules.ts).
+ * global table pointing into the tenants, no 32-bit serial, no trigger (the rules: distribution-rules.ts).
  * Read from the catalog, on both databases.
  */
 describe('distribution keys', () => {
@@ -81,6 +85,7 @@ describe('distribution keys', () => {
           'nulling_fk: foreign key nulling_fk_organization_id_good_id_fkey (organization_id, good_id) to good is ON DELETE SET NULL (Citus refuses it)',
           'repeated_fk: foreign key repeated_fk_organization_id_organization_id_fkey names a column twice',
           'single_fk: foreign key single_fk_parent_id_fkey (parent_id) to keyed_by_id does not carry organization_id',
+          'triggered: trigger triggered_noop (Citus runs it on the shard; no triggers)',
         ].sort(),
       );
     } finally {

@@ -86,6 +86,13 @@ export async function distributionFindings(database: Database, schema = 'public'
     FROM t JOIN pg_constraint f ON f.conrelid = t.oid AND f.contype = 'f' JOIN t p ON p.oid = f.confrelid
     WHERE t.kind = 'global' AND p.kind <> 'global'
     UNION ALL
+    -- No triggers, on any table: on Citus a trigger runs on the node holding the shard, where a
+    -- statement on another table is a distributed query from a query on a shard (refused), and a
+    -- pg_notify is not heard by the coordinator's listeners (drizzle/0042, 0049; docs/scaling.md).
+    SELECT format('%s: trigger %s (Citus runs it on the shard; no triggers)', t.relname, tg.tgname)
+    FROM t JOIN pg_trigger tg ON tg.tgrelid = t.oid
+    WHERE NOT tg.tgisinternal
+    UNION ALL
     -- No 32-bit counters on tenant tables (serial, int identity): ids are text, counters bigint.
     SELECT format('%s.%s: 32-bit serial', t.relname, a.attname)
     FROM t JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped

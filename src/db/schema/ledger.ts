@@ -56,8 +56,8 @@ export const ledgerLines = pgTable(
 /**
  * The day an organization's books are closed through (operations.md §11), one row per
  * organization, created on first need by `ledger_close_lock` (drizzle/0041_ledger_close.sql).
- * Postings lock it FOR SHARE, a close or reopen FOR UPDATE; a trigger on ledger_entries refuses
- * an entry dated on or before `closedThrough`.
+ * Postings lock it FOR SHARE and refuse an entry dated on or before `closedThrough`, a close or
+ * reopen locks it FOR UPDATE (no trigger: drizzle/0049).
  */
 export const ledgerCloses = pgTable(
   'ledger_closes',

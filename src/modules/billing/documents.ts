@@ -1,5 +1,6 @@
 import { type AnyColumn, and, asc, eq, getTableColumns, inArray, lt, type SQL, sql, type Table } from 'drizzle-orm';
 import type { estimateLineItems, estimates, invoiceLineItems, invoices } from '../../db/schema/index.js';
+import { chunked, valuesList } from '../../db/values.js';
 import { listValues } from '../../platform/enum.js';
 import { invalidState } from '../../platform/errors.js';
 import type { CatalogEvent } from '../../platform/events/catalog.js';
@@ -181,32 +182,32 @@ export function documentLines<T extends LineTable, K extends 'invoiceId' | 'esti
     return byDocument;
   };
   /**
-   * The lines of several new documents in one statement whatever their number: the
-   * rows travel as one JSON parameter (a batch of hundreds of invoices has thousands of
-   * lines; as bind parameters they would need chunks and cost more to encode than to insert).
+   * The lines of several new documents, as multi-row VALUES in as few statements as the
+   * parameter limit allows (a batch of 500 invoices of 10 lines is one statement). Not one JSON
+   * parameter read by jsonb_to_recordset: Citus refuses that INSERT … SELECT under row-level
+   * security, and routes these to the organization's shard (src/db/values.ts).
    */
   const insertMany = async (ctx: Ctx, documents: Array<{ documentId: string; priced: PricedDocument }>) => {
     const rows = documents.flatMap(({ documentId, priced }) =>
-      lineRows(priced.lines).map((l) => ({
-        id: newId('lin'),
-        document_id: documentId,
-        position: l.position,
-        service_id: l.serviceId,
-        description: l.description,
-        quantity: l.quantity,
-        unit_price_cents: l.unitPriceCents,
-        taxable: l.taxable,
-        amount_cents: l.amountCents,
-      })),
+      lineRows(priced.lines).map((l) => [
+        newId('lin'),
+        ctx.organizationId,
+        documentId,
+        l.position,
+        l.serviceId,
+        l.description,
+        l.quantity,
+        l.unitPriceCents,
+        l.taxable,
+        l.amountCents,
+      ]),
     );
-    if (rows.length === 0) return;
-    await ctx.tx.execute(sql`INSERT INTO ${t}
-        (id, organization_id, ${sql.identifier(parentColumn.name)}, position, service_id, description, quantity,
-         unit_price_cents, taxable, amount_cents)
-      SELECT r.id, ${ctx.organizationId}, r.document_id, r.position, r.service_id, r.description, r.quantity,
-             r.unit_price_cents, r.taxable, r.amount_cents
-      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, document_id text, position int,
-        service_id text, description text, quantity numeric, unit_price_cents bigint, taxable boolean, amount_cents bigint)`);
+    for (const chunk of chunked(rows, 10)) {
+      await ctx.tx.execute(sql`INSERT INTO ${t}
+          (id, organization_id, ${sql.identifier(parentColumn.name)}, position, service_id, description, quantity,
+           unit_price_cents, taxable, amount_cents)
+        ${valuesList(chunk)}`);
+    }
   };
   const insert = (ctx: Ctx, documentId: string, priced: PricedDocument) => insertMany(ctx, [{ documentId, priced }]);
   return {

@@ -1,6 +1,7 @@
 import { and, asc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
 import { jobActivity, jobs, type StoredJobLine } from '../../db/schema/index.js';
+import { chunked, valuesList } from '../../db/values.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -110,8 +111,7 @@ export async function markJobsBilled(
   if (pairs.length === 0) return;
   const now = new Date().toISOString();
   const jobIds = sql.param(pairs.map((p) => p.jobId));
-  // One statement for all the marks and one for all the activity entries, whatever the
-  // number of jobs: the values travel as arrays (a few parameters, not a few per job).
+  // One statement for all the marks, whatever the number of jobs: the values travel as arrays.
   const marked = rowsOf<{ id: string }>(
     await ctx.tx.execute(sql`UPDATE ${jobs} SET invoice_id = v.invoice_id, updated_at = ${now}::timestamptz
       FROM unnest(${jobIds}::text[], ${sql.param(pairs.map((p) => p.invoice.id))}::text[]) AS v(job_id, invoice_id)
@@ -122,10 +122,20 @@ export async function markJobsBilled(
     throw conflict('A job was billed by another request meanwhile; nothing was billed');
   }
   const actorId = ctx.actor.kind === 'portal' ? null : ctx.actor.id;
-  await ctx.tx.execute(sql`INSERT INTO ${jobActivity} (id, organization_id, job_id, type, message, actor_id, created_at)
-    SELECT a.id, ${ctx.organizationId}, a.job_id, 'invoiced', a.message, ${actorId},
-           ${now}::timestamptz + (a.n - 1) * interval '1 microsecond'
-    FROM unnest(${sql.param(pairs.map(() => newId('jac')))}::text[], ${jobIds}::text[],
-                ${sql.param(pairs.map((p) => `Billed on invoice ${p.invoice.invoiceNumber}`))}::text[])
-      WITH ORDINALITY AS a(id, job_id, message, n)`);
+  // The activity entries as multi-row VALUES (src/db/values.ts: Citus routes them to the
+  // organization's shard; an INSERT … SELECT from array parameters it refuses under row-level security).
+  const entries = pairs.map((p, n) => [
+    newId('jac'),
+    ctx.organizationId,
+    p.jobId,
+    'invoiced',
+    `Billed on invoice ${p.invoice.invoiceNumber}`,
+    actorId,
+    sql`${now}::timestamptz + ${sql.raw(String(n))} * interval '1 microsecond'`,
+  ]);
+  for (const chunk of chunked(entries, 7)) {
+    await ctx.tx.execute(
+      sql`INSERT INTO ${jobActivity} (id, organization_id, job_id, type, message, actor_id, created_at) ${valuesList(chunk)}`,
+    );
+  }
 }

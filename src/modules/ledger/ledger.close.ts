@@ -13,9 +13,9 @@ import { getOrgSettings } from '../settings/settings.service.js';
  * its books are closed through. Every posting reads it through `ledger_close_lock`, which takes
  * it FOR SHARE until the posting's transaction ends; a close or reopen takes it FOR UPDATE. So
  * a close waits for the postings in flight to commit, and a posting that started after the
- * close waits for it and then sees the new date: no line ever lands in a closed period. A
- * trigger on ledger_entries (drizzle/0041_ledger_close.sql) refuses one anyway, should any
- * code path ever insert an entry without going through postEntry.
+ * close waits for it and then sees the new date: no line ever lands in a closed period. Every
+ * entry is inserted by postEntry, after that check (the trigger that backed it up is gone since
+ * drizzle/0049: on Citus a trigger cannot read another distributed table; docs/scaling.md).
  */
 
 /** The 409 for a date in the closed period, naming the request's field that carries it. */

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Tx } from '../../db/client.js';
 import { eventBatches, events, workflowEventBatches } from '../../db/schema/index.js';
+import { chunked, valuesList } from '../../db/values.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Ctx } from '../tenancy.js';
@@ -75,16 +76,25 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
   if (items.length === 0) return 0;
   if (!isKnownEvent(type)) throw new AppError('INTERNAL', `Unknown event type ${type}`);
   const now = new Date().toISOString();
-  const ids = items.map(() => newId('evt'));
-  await ctx.tx.execute(sql`
-    WITH written AS (
-      INSERT INTO ${events} (id, organization_id, type, data, depth, created_at)
-      SELECT i.id, ${ctx.organizationId}, ${type}, e.data, ${ctx.eventDepth ?? 0},
-             ${now}::timestamptz + (e.n - 1) * interval '1 microsecond'
-      FROM json_array_elements(${JSON.stringify(items)}::json) WITH ORDINALITY AS e(data, n)
-      JOIN unnest(${sql.param(ids)}::text[]) WITH ORDINALITY AS i(id, n) USING (n)
-    ), ${batchRows(ctx.organizationId)}
-    SELECT pg_notify(${WAKE_CHANNEL}, '')`);
+  const depth = ctx.eventDepth ?? 0;
+  // Multi-row VALUES (src/db/values.ts), as few statements as the parameter limit allows: Citus
+  // routes them to the organization's shard, where an INSERT … SELECT from a JSON parameter is
+  // refused under row-level security. The n-th event is created n - 1 microseconds after the first.
+  const rows = items.map((data, n) => [
+    newId('evt'),
+    ctx.organizationId,
+    type,
+    JSON.stringify(data),
+    depth,
+    sql`${now}::timestamptz + ${sql.raw(String(n))} * interval '1 microsecond'`,
+  ]);
+  for (const chunk of chunked(rows, 6, 3)) {
+    await ctx.tx.execute(sql`
+      WITH written AS (
+        INSERT INTO ${events} (id, organization_id, type, data, depth, created_at) ${valuesList(chunk)}
+      ), ${batchRows(ctx.organizationId)}
+      SELECT pg_notify(${WAKE_CHANNEL}, '')`);
+  }
   return items.length;
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
+import { chunked, valuesList } from '../../../db/values.js';
 import { emitMany } from '../../../platform/events/outbox.js';
 import { newId } from '../../../platform/ids.js';
 import { take } from '../../../platform/state-machine.js';
@@ -130,16 +131,18 @@ export interface VisitPlan {
  * Returns how many were made; emits job.created for each.
  */
 export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string): Promise<number> {
-  const scheduleIds: string[] = [];
-  const dates: string[] = [];
-  for (const p of plans) {
-    for (const d of p.dates) {
-      scheduleIds.push(p.scheduleId);
-      dates.push(d);
-    }
-  }
-  if (dates.length === 0) return 0;
-  const ids = dates.map(() => newId('job'));
+  const occurrences: unknown[][] = [];
+  for (const p of plans) for (const d of p.dates) occurrences.push([p.scheduleId, sql`${d}::date`, newId('job')]);
+  if (occurrences.length === 0) return 0;
+  let made = 0;
+  // The occurrences as a VALUES list (src/db/values.ts), in chunks below the parameter limit:
+  // Citus refuses an INSERT … SELECT from array parameters under row-level security.
+  for (const chunk of chunked(occurrences, 3, 16)) made += await makeVisitsOf(ctx, chunk, timezone);
+  return made;
+}
+
+async function makeVisitsOf(ctx: Ctx, occurrences: unknown[][], timezone: string): Promise<number> {
+  const scheduleIds = [...new Set(occurrences.map((o) => o[0] as string))];
   const now = new Date().toISOString();
   const copy = visitFieldsFromSchedule(sql`o.d`, timezone);
   const columns = sql.raw(copy.map(([c]) => c).join(', '));
@@ -149,15 +152,12 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
   );
   const made = rowsOf<Record<string, unknown>>(
     await ctx.tx.execute(sql`
-      WITH o AS (
-        SELECT * FROM unnest(${sql.param(scheduleIds)}::text[], ${sql.param(dates)}::date[], ${sql.param(ids)}::text[])
-          AS o(schedule_id, d, id)
-      ),
+      WITH o(schedule_id, d, id) AS (${valuesList(occurrences)}),
       ins AS (
         INSERT INTO jobs (id, organization_id, status, scheduled_date, schedule_id, occurrence_date,
                           created_at, updated_at, ${columns})
         SELECT o.id, s.organization_id, ${SCHEDULED}, o.d, s.id, o.d, ${now}::timestamptz, ${now}::timestamptz, ${values}
-        FROM o JOIN ${schedulesFor(ctx.organizationId, sql`s.id = ANY(${sql.param([...new Set(scheduleIds)])}::text[])`)} s
+        FROM o JOIN ${schedulesFor(ctx.organizationId, sql`s.id = ANY(${sql.param(scheduleIds)}::text[])`)} s
           ON s.id = o.schedule_id
         WHERE NOT EXISTS (
           SELECT 1 FROM job_schedule_skips k
