@@ -12,7 +12,7 @@ import {
 } from './auth/principal.js';
 import { mayReach } from './auth/scopes.js';
 import { AppError } from './errors.js';
-import { consumeRequest, type Limiters, type RouteRateLimit } from './rate-limit.js';
+import { consumeRequest, type Limiters, type RouteRateLimit, routeBudget } from './rate-limit.js';
 import { type Actor, type Ctx, inTenant, type Role } from './tenancy.js';
 
 /**
@@ -91,7 +91,8 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
     if (access === 'public') {
       if (route.url?.startsWith('/api/')) reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
       const own = route.config.rateLimit;
-      if (own) reply.headers(await consumeRequest(opts.limiters, own.key?.(request) ?? `ip:${request.ip}`, own));
+      if (own)
+        reply.headers(await consumeRequest(opts.limiters, own.key?.(request) ?? `ip:${request.ip}`, routeBudget(own)));
       return;
     }
     // Failed authentication counts against the caller's IP, so guessing keys or cookies is throttled too.

@@ -128,49 +128,45 @@ export interface RouteRateLimit {
   key?: (request: FastifyRequest) => string;
 }
 
-/**
- * Consumes one point of a route's own budget (`bucket`: `points` per `durationSec`) for `key`,
- * counted by the route itself (e.g. once it knows the organization); 429 RATE_LIMITED with
- * Retry-After when over, like consumeRequest.
- */
-export async function consumeBudget(
-  limiters: Limiters,
-  bucket: { name: string; points: number; durationSec: number },
-  key: string,
-): Promise<Record<string, string>> {
-  try {
-    const res = await limiters.bucket(bucket.name, bucket.points, bucket.durationSec).consume(key);
-    return rateLimitHeaders(bucket.points, bucket.durationSec, res);
-  } catch (rej) {
-    if (rej instanceof RateLimiterRes) {
-      const headers = rateLimitHeaders(bucket.points, bucket.durationSec, rej);
-      headers['Retry-After'] = String(Math.max(1, Math.ceil(rej.msBeforeNext / 1000)));
-      throw new AppError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After', {
-        headers,
-      });
-    }
-    return {}; // store failure without insurance: do not turn an outage into 500s
-  }
+/** A budget of its own: `points` per `durationSec` (a minute when omitted), counted in the bucket `name`. */
+export interface Budget {
+  name: string;
+  points: number;
+  durationSec?: number;
 }
 
-/** Consumes one request for `key`; throws 429 RATE_LIMITED with Retry-After when over. */
+/** A route's `rateLimit` config as the budget it counts in. */
+export const routeBudget = (route: RouteRateLimit): Budget => ({ name: route.bucket, points: route.perMinute });
+
+/**
+ * Consumes one point for `key`: of the caller's general budget (RATE_LIMIT_PER_MINUTE a minute),
+ * or of `budget` when given (a route's own, or one a route counts itself, e.g. once it knows the
+ * organization). Returns the RateLimit headers; over the budget, throws 429 RATE_LIMITED with
+ * Retry-After. A store failure without insurance lets the request through (no 500s from an outage).
+ */
 export async function consumeRequest(
   limiters: Limiters,
   key: string,
-  route?: RouteRateLimit,
+  budget?: Budget,
 ): Promise<Record<string, string>> {
-  const quota = route?.perMinute ?? limiters.perMinute;
+  const quota = budget?.points ?? limiters.perMinute;
+  const windowSec = budget?.durationSec ?? 60;
   try {
-    const res = await (route ? limiters.bucket(route.bucket, route.perMinute) : limiters.requests).consume(key);
-    return rateLimitHeaders(quota, 60, res);
+    const res = await (budget ? limiters.bucket(budget.name, budget.points, windowSec) : limiters.requests).consume(
+      key,
+    );
+    return rateLimitHeaders(quota, windowSec, res);
   } catch (rej) {
-    if (rej instanceof RateLimiterRes) {
-      const headers = rateLimitHeaders(quota, 60, rej);
-      headers['Retry-After'] = String(Math.max(1, Math.ceil(rej.msBeforeNext / 1000)));
-      throw new AppError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After', {
-        headers,
-      });
-    }
-    return {}; // store failure without insurance: do not turn an outage into 500s
+    if (rej instanceof RateLimiterRes) throw rateLimited(quota, windowSec, rej);
+    return {};
   }
+}
+
+/** The 429 for a refused point: RateLimit headers and Retry-After (whole seconds, at least 1). */
+export function rateLimited(quota: number, windowSec: number, res: RateLimiterRes): AppError {
+  const headers = rateLimitHeaders(quota, windowSec, res);
+  headers['Retry-After'] = String(Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
+  return new AppError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After', {
+    headers,
+  });
 }

@@ -56,6 +56,17 @@ describe('requests from the public: the staff side', () => {
     expect((await h.app.inject({ method: 'GET', url: '/api/requests' })).statusCode).toBe(401);
   });
 
+  it('a new request is mailed to the owners even with notifyOwners off (that setting covers link actions)', async () => {
+    expect((await owner.call('PATCH', '/api/settings', { notifyOwners: false })).statusCode).toBe(200);
+    try {
+      const mails = await countRows(h, mailJobs, owner.organizationId);
+      await send({ email: 'quiet.owner@example.com', phone: undefined });
+      expect(await countRows(h, mailJobs, owner.organizationId)).toBe(mails + 1);
+    } finally {
+      expect((await owner.call('PATCH', '/api/settings', { notifyOwners: true })).statusCode).toBe(200);
+    }
+  });
+
   it('convert to an estimate for a new customer; converting twice → 409; a second request matches that customer', async () => {
     const id = await send({ email: 'new.person@example.com', phone: undefined });
     const during = await eventsDuring(h, owner.organizationId, async () => {

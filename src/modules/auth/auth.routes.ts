@@ -204,8 +204,8 @@ export default async function authRoutes(fastify: FastifyInstance) {
       // Counted per address (the body is parsed by now; a route's own `rateLimit` runs before it is).
       reply.headers(
         await consumeRequest(limiters, request.body.email.toLowerCase(), {
-          bucket: 'password-reset',
-          perMinute: RESET_REQUESTS_PER_MINUTE,
+          name: 'password-reset',
+          points: RESET_REQUESTS_PER_MINUTE,
         }),
       );
       await forward(request, reply, false);

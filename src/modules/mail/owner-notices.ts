@@ -12,20 +12,28 @@ export interface OwnerNotice {
   lines: string[];
   /** Where the office sees it: a console or API URL. */
   link?: { label: string; url: string };
+  /**
+   * Sent whatever `notifyOwners` says, as the mail of that document type: a new request from the
+   * public booking form (operations.md §12: the owners get a mail for each one; it is how a lead
+   * reaches them). `notifyOwners` covers what customers do through their links.
+   */
+  always?: { documentType: 'request' };
 }
 
 /**
  * Mails the organization's owners in the caller's transaction (so a rolled-back approval
- * mails nobody), unless the setting `notifyOwners` is off. Sent by the mail worker.
+ * mails nobody), unless the setting `notifyOwners` is off (and the notice is not `always`).
+ * Sent by the mail worker.
  */
 export async function mailOwners(ctx: Ctx, notice: OwnerNotice): Promise<void> {
-  const settings = await getOrgSettings(ctx);
-  if (!settings.notifyOwners) return;
+  if (!notice.always && !(await getOrgSettings(ctx)).notifyOwners) return;
   const to = await ownerEmails(ctx);
   if (to.length === 0) return;
-  const footer = 'You get these mails as an owner; turn them off with the setting notifyOwners.';
+  const footer = notice.always
+    ? 'You get these mails as an owner.'
+    : 'You get these mails as an owner; turn them off with the setting notifyOwners.';
   await queueMail(ctx, {
-    documentType: 'owner_notice',
+    documentType: notice.always?.documentType ?? 'owner_notice',
     documentId: notice.documentId,
     to,
     subject: notice.subject,

@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { validationDetails } from '../../platform/error-handler.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { consumeBudget } from '../../platform/rate-limit.js';
+import { consumeRequest } from '../../platform/rate-limit.js';
 import { type Actor, inTenant } from '../../platform/tenancy.js';
 import type { AjvIssue } from '../../platform/validation-messages.js';
 import { newChallenge, spendSolution } from './requests.altcha.js';
@@ -141,7 +141,7 @@ export default async function publicRequestRoutes(fastify: FastifyInstance) {
       const form = isFormPost(request);
       const { slug } = request.params;
       try {
-        reply.headers(await consumeBudget(limiters, PER_ADDRESS, `${slug}:${request.ip}`));
+        reply.headers(await consumeRequest(limiters, `${slug}:${request.ip}`, PER_ADDRESS));
         const organizationId = await organizationOfSlug(database.db, slug);
         if (!organizationId) throw noSuchForm();
         if (request.validationError) throw request.validationError;
@@ -153,7 +153,7 @@ export default async function publicRequestRoutes(fastify: FastifyInstance) {
         const created = await inTenant(database.db, organizationId, PUBLIC_FORM, async (ctx) => {
           await requireSlug(ctx, slug);
           await spendSolution(ctx, config.authSecret, body.altcha);
-          reply.headers(await consumeBudget(limiters, PER_ORGANIZATION, organizationId));
+          reply.headers(await consumeRequest(limiters, organizationId, PER_ORGANIZATION));
           return createRequest(ctx, body, { ip: request.ip, at: new Date() });
         });
         return answer(reply, form, slug, { id: created.id, status: 'new' as const });

@@ -9,8 +9,7 @@ import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { customerByContact } from '../customers/customers.refs.js';
-import { queueMail } from '../mail/mail.service.js';
-import { ownerEmails } from '../members/members.refs.js';
+import { mailOwners } from '../mail/owner-notices.js';
 import { bookableServices } from '../services/services.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { type PublicRequestInput, SMS_CONSENT_WORDING } from './requests.schemas.js';
@@ -108,31 +107,24 @@ export async function createRequest(ctx: Ctx, input: PublicRequestInput, origin:
     .returning();
   const view = requestView(row as RequestRow);
   await emit(ctx, 'request.created', { requestId: view.id, request: view });
-  const owners = await ownerEmails(ctx);
-  if (owners.length > 0) {
-    await queueMail(ctx, {
-      documentType: 'request',
-      documentId: view.id,
-      to: owners,
-      subject: `New request from ${[view.firstName, view.lastName].filter(Boolean).join(' ')}`.slice(0, 200),
-      text: [
-        `${[view.firstName, view.lastName].filter(Boolean).join(' ')} sent a request through your booking form:`,
-        '',
-        view.description,
-        '',
-        `Address: ${[view.address.street, view.address.city, view.address.state, view.address.zip].filter(Boolean).join(', ')}`,
-        email ? `Email: ${email}` : '',
-        phone ? `Phone: ${phone}` : '',
-        view.preferredDates.length > 0
-          ? `Preferred dates: ${view.preferredDates.join(', ')} (${view.preferredTime})`
-          : '',
-        '',
-        `Open it in the console (Requests) or GET /api/requests/${view.id}.`,
-      ]
-        .filter((l, i, all) => l !== '' || (i > 0 && all[i - 1] !== ''))
-        .join('\n'),
-    });
-  }
+  const who = [view.firstName, view.lastName].filter(Boolean).join(' ');
+  // Always sent (operations.md §12: the owners get a mail for each new request), whatever notifyOwners says.
+  await mailOwners(ctx, {
+    always: { documentType: 'request' },
+    documentId: view.id,
+    subject: `New request from ${who}`.slice(0, 200),
+    lines: [
+      `${who} sent a request through your booking form:`,
+      view.description,
+      `Address: ${[view.address.street, view.address.city, view.address.state, view.address.zip].filter(Boolean).join(', ')}`,
+      ...(email ? [`Email: ${email}`] : []),
+      ...(phone ? [`Phone: ${phone}`] : []),
+      ...(view.preferredDates.length > 0
+        ? [`Preferred dates: ${view.preferredDates.join(', ')} (${view.preferredTime})`]
+        : []),
+      `Open it in the console (Requests) or GET /api/requests/${view.id}.`,
+    ],
+  });
   return view;
 }
 
