@@ -21,6 +21,7 @@ import {
 import { passwordResetMail } from '../flows/mail-password-reset.js';
 import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
+import { sendEstimateOn, sendInvoiceOn } from '../flows/send-document.js';
 import { updateJobAndBillVisit } from '../flows/update-job.js';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
@@ -70,9 +71,12 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   (app) => customerRoutes(app, { flows: { anonymizeCustomer, deleteCustomer } }),
   (app) => propertyRoutes(app, { flows: { deleteProperty } }),
   (app) => serviceRoutes(app, { flows: { deleteService } }),
-  (app) => invoiceRoutes(app, { flows: { recordPayment, invoicesFromJobs, batchInvoices, deleteInvoice } }),
+  (app) =>
+    invoiceRoutes(app, {
+      flows: { recordPayment, invoicesFromJobs, batchInvoices, deleteInvoice, sendInvoice: sendInvoiceOn },
+    }),
   (app) => paymentRoutes(app, { flows: { refundPayment } }),
-  (app) => estimateRoutes(app, { flows: { convertEstimate, convertEstimateToJob } }),
+  (app) => estimateRoutes(app, { flows: { convertEstimate, convertEstimateToJob, sendEstimate: sendEstimateOn } }),
   (app) => jobRoutes(app, { flows: { updateJobAndBillVisit, deleteJob } }),
   (app) => contractTemplateRoutes(app, { flows: { deleteContractTemplate } }),
   contractRoutes,
