@@ -22,6 +22,7 @@ import { passwordResetMail } from '../flows/mail-password-reset.js';
 import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
 import { repriceService } from '../flows/reprice-service.js';
+import { sendEstimateOn, sendInvoiceOn } from '../flows/send-document.js';
 import { updateJobAndBillVisit } from '../flows/update-job.js';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
@@ -71,9 +72,12 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   (app) => customerRoutes(app, { flows: { anonymizeCustomer, deleteCustomer } }),
   (app) => propertyRoutes(app, { flows: { deleteProperty } }),
   (app) => serviceRoutes(app, { flows: { deleteService, repriceService } }),
-  (app) => invoiceRoutes(app, { flows: { recordPayment, invoicesFromJobs, batchInvoices, deleteInvoice } }),
+  (app) =>
+    invoiceRoutes(app, {
+      flows: { recordPayment, invoicesFromJobs, batchInvoices, deleteInvoice, sendInvoice: sendInvoiceOn },
+    }),
   (app) => paymentRoutes(app, { flows: { refundPayment } }),
-  (app) => estimateRoutes(app, { flows: { convertEstimate, convertEstimateToJob } }),
+  (app) => estimateRoutes(app, { flows: { convertEstimate, convertEstimateToJob, sendEstimate: sendEstimateOn } }),
   (app) => jobRoutes(app, { flows: { updateJobAndBillVisit, deleteJob } }),
   (app) => contractTemplateRoutes(app, { flows: { deleteContractTemplate } }),
   contractRoutes,

@@ -55,3 +55,32 @@ export const updateDocumentBody = <D extends Record<string, TSchema>>(dates: D, 
     },
     { additionalProperties: false, description },
   );
+
+/**
+ * The body of a send (`POST /api/invoices/{id}/send`, estimates' too): which channels carry the
+ * portal link; no body, or no `channels`, is `["email"]` (operations.md §10).
+ */
+export const SendDocumentBody = Nullable(
+  Type.Object(
+    {
+      channels: Type.Optional(
+        Type.Array(Type.Enum(['email', 'sms']), {
+          minItems: 1,
+          maxItems: 2,
+          uniqueItems: true,
+          description:
+            'How the link reaches the customer: "email" (the mail with the PDF), "sms" (a text with the link, through the messages outbox), or both. Default ["email"]. With "sms", a customer who cannot be texted (no smsConsent opted_in, no valid phoneE164, texting off or Twilio not configured) → 409 INVALID_STATE naming what is missing, and nothing is sent or written, no mail either.',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+/** What a send answers about its text (both null when `sms` was not asked for). */
+export const sentTextFields = {
+  textedTo: Nullable(Type.String({ description: 'The number texted (E.164), when channels held "sms"' })),
+  textMessageId: Nullable(
+    Type.String({ description: 'The text queued (msg_…, GET /api/messages/{id}), when channels held "sms"' }),
+  ),
+};

@@ -354,7 +354,7 @@ export async function editParties(
 /**
  * The send of a document after its transition: a fresh portal link and the mail to
  * the customer queued in the same transaction, with the document's PDF attached by
- * the worker. `compose` writes the message from the org settings, the sender's name
+ * the worker (`email: false`, a send texted only: no mail). `compose` writes the message from the org settings, the sender's name
  * and the link. Answers the document's view with the link, the addresses mailed and
  * the queued mail (`lastEmail` unchanged when the customer has no address).
  */
@@ -364,10 +364,13 @@ export async function sendDocumentLink<V extends { id: string; customerId: strin
   view: V,
   deps: SendDeps,
   compose: (m: { settings: OrgSettings; from: string; url: string }) => { subject: string; lines: string[] },
+  { email = true }: { email?: boolean } = {},
 ): Promise<V & { portalUrl: string; emailedTo: string[] }> {
-  const customer = deps.customers?.get(view.customerId) ?? (await customerById(ctx, view.customerId));
   const settings = deps.settings ?? (await getOrgSettings(ctx));
   const link = await createPortalLink(ctx, deps.baseUrl, type, view.id);
+  // Texted only (channels ["sms"]): the link is made, no mail is queued.
+  if (!email) return { ...view, portalUrl: link.url, emailedTo: [] };
+  const customer = deps.customers?.get(view.customerId) ?? (await customerById(ctx, view.customerId));
   const message = compose({ settings, from: settings.companyName ?? settings.name, url: link.url });
   const { emailedTo, lastEmail } = await queueDocumentMail(ctx, customer, {
     documentType: type,

@@ -1,10 +1,12 @@
 import type { Static, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { PdfResponse, sendPdf } from '../../platform/pdf.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { SendDocumentBody } from '../billing/document-schemas.js';
 import type { InvoiceDetailView } from '../invoices/invoices.service.js';
 import type { createPricedJob } from '../jobs/jobs.service.js';
 import { expandParties, expansionsOf } from '../properties/properties.expand.js';
@@ -20,6 +22,7 @@ import {
   SentEstimateResponse,
   UpdateEstimateBody,
 } from './estimates.schemas.js';
+import type { sendEstimate } from './estimates.service.js';
 import {
   approveEstimate,
   createEstimate,
@@ -29,7 +32,6 @@ import {
   estimatePdf,
   getEstimate,
   listEstimates,
-  sendEstimate,
   updateEstimate,
 } from './estimates.service.js';
 
@@ -38,6 +40,13 @@ import {
  * module never imports the layer above it.
  */
 export interface EstimateFlows {
+  /** src/flows/send-document.ts: the send, and the link texted when channels hold "sms" (messages). */
+  sendEstimate(
+    ctx: Ctx,
+    id: string,
+    channels: Array<'email' | 'sms'>,
+    config: Config,
+  ): Promise<Awaited<ReturnType<typeof sendEstimate>> & { textedTo: string | null; textMessageId: string | null }>;
   convertEstimate(ctx: Ctx, id: string): Promise<{ estimate: EstimateView; invoice: InvoiceDetailView }>;
   convertEstimateToJob(
     ctx: Ctx,
@@ -182,18 +191,18 @@ export default async function estimateRoutes(fastify: FastifyInstance, { flows }
     {
       schema: {
         tags,
-        summary: 'Email the estimate with a portal link (draft → sent; re-sends keep sent/viewed)',
+        summary: 'Email and/or text the estimate’s portal link (draft → sent; re-sends keep sent/viewed)',
         description:
-          'Emits estimate.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.',
+          'Emits estimate.sent on the first send. `channels` (default ["email"]): "email" queues the mail (with the PDF), sent in the background, retried while the mail server refuses (`lastEmail` shows how it went); "sms" queues a text with the link (kind estimate_link, held by the quiet hours, sent once by the worker). A customer who cannot be texted → 409 naming what is missing, and nothing is sent or written.',
         params: IdParams,
-        body: EmptyBody,
+        body: SendDocumentBody,
         response: { 200: SentEstimateResponse },
       },
     },
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) =>
-          sendEstimate(ctx, request.params.id, { baseUrl: config.baseUrl }),
+          flows.sendEstimate(ctx, request.params.id, request.body?.channels ?? ['email'], config),
         ),
       };
     },

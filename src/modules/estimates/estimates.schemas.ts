@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { CalendarDateIn } from '../../platform/calendar-date.js';
 import { EnumList, StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, Nullable, PageQuery } from '../../platform/schemas.js';
-import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
+import { createDocumentBody, sentTextFields, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { InvoiceDetail } from '../invoices/invoices.schemas.js';
 import { JobDetail, StartTime } from '../jobs/jobs.schemas.js';
@@ -95,7 +95,10 @@ export const SentEstimate = Type.Object(
   {
     ...estimateFields,
     portalUrl: Type.String({ description: 'The customer’s link (also emailed)' }),
-    emailedTo: Type.Array(Type.String(), { description: 'Addresses mailed; empty when the customer has no email' }),
+    emailedTo: Type.Array(Type.String(), {
+      description: 'Addresses mailed; empty when the customer has no email or channels left out "email"',
+    }),
+    ...sentTextFields,
   },
   { additionalProperties: false },
 );

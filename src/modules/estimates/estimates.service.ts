@@ -185,21 +185,28 @@ export async function deleteEstimate(ctx: Ctx, id: string): Promise<void> {
   await estimateRows.deleteDraft(ctx, id);
 }
 
-export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps) {
+export async function sendEstimate(ctx: Ctx, id: string, deps: SendDeps, opts: { email?: boolean } = {}) {
   const { view } = await transition(ctx, id, 'send', (before) => ({
     // sentAt is the first send (a resend keeps it): the dashboard counts estimates first sent in a range.
     sentAt: before.sentAt ?? new Date(),
   }));
-  return sendDocumentLink(ctx, 'estimate', view, deps, ({ settings, from, url }) => ({
-    subject: `Estimate ${view.estimateNumber} from ${from}`,
-    lines: [
-      `Estimate ${view.estimateNumber} for ${view.total.toFixed(2)} ${settings.currency} is valid until ${view.expirationDate}.`,
-      '',
-      `View, approve or decline it online: ${url}`,
-      '',
-      `— ${from}`,
-    ],
-  }));
+  return sendDocumentLink(
+    ctx,
+    'estimate',
+    view,
+    deps,
+    ({ settings, from, url }) => ({
+      subject: `Estimate ${view.estimateNumber} from ${from}`,
+      lines: [
+        `Estimate ${view.estimateNumber} for ${view.total.toFixed(2)} ${settings.currency} is valid until ${view.expirationDate}.`,
+        '',
+        `View, approve or decline it online: ${url}`,
+        '',
+        `— ${from}`,
+      ],
+    }),
+    opts,
+  );
 }
 
 export const approveEstimate = async (ctx: Ctx, id: string) =>

@@ -1,11 +1,12 @@
 import type { Static, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.js';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { PdfResponse, sendPdf } from '../../platform/pdf.js';
 import { EmptyBody, IdParams, NoContent } from '../../platform/schemas.js';
 import type { Ctx } from '../../platform/tenancy.js';
-
+import { SendDocumentBody } from '../billing/document-schemas.js';
 import { expandParties, expansionsOf } from '../properties/properties.expand.js';
 import {
   BatchInvoicesBody,
@@ -20,6 +21,7 @@ import {
   SentInvoiceResponse,
   UpdateInvoiceBody,
 } from './invoices.schemas.js';
+import type { sendInvoice } from './invoices.service.js';
 import {
   createInvoice,
   getInvoice,
@@ -27,7 +29,6 @@ import {
   invoicePdf,
   listInvoices,
   type SendDeps,
-  sendInvoice,
   updateInvoice,
   voidInvoice,
   writeOffInvoice,
@@ -38,6 +39,13 @@ import {
  * module never imports the layer above it.
  */
 export interface InvoiceFlows {
+  /** src/flows/send-document.ts: the send, and the link texted when channels hold "sms" (messages). */
+  sendInvoice(
+    ctx: Ctx,
+    id: string,
+    channels: Array<'email' | 'sms'>,
+    config: Config,
+  ): Promise<Awaited<ReturnType<typeof sendInvoice>> & { textedTo: string | null; textMessageId: string | null }>;
   /** src/flows/delete-referenced.ts: jobs, estimates and winter visits naming the draft let go first. */
   deleteInvoice(ctx: Ctx, id: string): Promise<void>;
   recordPayment(ctx: Ctx, invoiceId: string, input: Static<typeof PaymentBody>): Promise<InvoiceDetailView>;
@@ -207,18 +215,18 @@ export default async function invoiceRoutes(fastify: FastifyInstance, { flows }:
     {
       schema: {
         tags,
-        summary: 'Email the invoice with a portal link (draft → sent; re-sends keep the status)',
+        summary: 'Email and/or text the invoice’s portal link (draft → sent; re-sends keep the status)',
         description:
-          'Emits invoice.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.',
+          'Emits invoice.sent on the first send. `channels` (default ["email"]): "email" queues the mail (with the PDF), sent in the background, retried while the mail server refuses (`lastEmail` shows how it went); "sms" queues a text with the link (kind invoice_link, held by the quiet hours, sent once by the worker). A customer who cannot be texted → 409 naming what is missing, and nothing is sent or written.',
         params: IdParams,
-        body: EmptyBody,
+        body: SendDocumentBody,
         response: { 200: SentInvoiceResponse },
       },
     },
     async (request) => {
       return {
         data: await inRequestTenant(database.db, request, (ctx) =>
-          sendInvoice(ctx, request.params.id, { baseUrl: config.baseUrl }),
+          flows.sendInvoice(ctx, request.params.id, request.body?.channels ?? ['email'], config),
         ),
       };
     },

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { EnumList, StringEnum } from '../../platform/enum.js';
 import { DateOnly, DateTime, Envelope, exampleOf, Money, Nullable, PageQuery } from '../../platform/schemas.js';
-import { createDocumentBody, updateDocumentBody } from '../billing/document-schemas.js';
+import { createDocumentBody, sentTextFields, updateDocumentBody } from '../billing/document-schemas.js';
 import { LineItem } from '../billing/line-items.js';
 import { LastEmail } from '../mail/mail.schemas.js';
 import { ExpandedFields, ExpandQuery } from '../properties/properties.expand.js';
@@ -124,8 +124,10 @@ export const SentInvoice = Type.Object(
     payments: Type.Array(Payment),
     portalUrl: Type.String({ description: 'The customer’s link (also emailed)' }),
     emailedTo: Type.Array(Type.String(), {
-      description: 'Addresses mailed; empty when the customer has no email (share portalUrl by hand)',
+      description:
+        'Addresses mailed; empty when the customer has no email (share portalUrl by hand) or channels left out "email"',
     }),
+    ...sentTextFields,
   },
   { additionalProperties: false },
 );

@@ -326,19 +326,26 @@ export const writeOffInvoice = async (ctx: Ctx, id: string) => (await transition
  * link, and the mail queued in the same transaction (the worker delivers it with
  * the PDF; `lastEmail` shows how that went).
  */
-export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps) {
+export async function sendInvoice(ctx: Ctx, id: string, deps: SendDeps, opts: { email?: boolean } = {}) {
   const { detail } = await transition(ctx, id, 'send', { sentAt: new Date() });
-  return sendDocumentLink(ctx, 'invoice', detail, deps, ({ settings, from, url }) => ({
-    subject: `Invoice ${detail.invoiceNumber} from ${from}`,
-    lines: [
-      `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
-      `Balance due: ${detail.balance.toFixed(2)} ${settings.currency}.`,
-      '',
-      `View it online: ${url}`,
-      '',
-      `— ${from}`,
-    ],
-  }));
+  return sendDocumentLink(
+    ctx,
+    'invoice',
+    detail,
+    deps,
+    ({ settings, from, url }) => ({
+      subject: `Invoice ${detail.invoiceNumber} from ${from}`,
+      lines: [
+        `Invoice ${detail.invoiceNumber} for ${detail.total.toFixed(2)} ${settings.currency} is due on ${detail.dueDate}.`,
+        `Balance due: ${detail.balance.toFixed(2)} ${settings.currency}.`,
+        '',
+        `View it online: ${url}`,
+        '',
+        `— ${from}`,
+      ],
+    }),
+    opts,
+  );
 }
 
 /** The customer's view through a link; records when the link was last opened. */

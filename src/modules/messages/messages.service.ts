@@ -113,6 +113,12 @@ export interface AutomaticText {
   dedupeKey?: string;
   /** Held by the quiet hours (reminders, document links); on-my-way texts are not. */
   quiet: boolean;
+  /**
+   * What a text that may not be sent becomes: `skip` (default) records it `skipped` with the
+   * reason; `refuse` throws 409 INVALID_STATE naming what is missing (a document sent with
+   * `channels: ["sms"]`: the request fails and its transaction writes nothing).
+   */
+  whenBlocked?: 'skip' | 'refuse';
   now?: Date;
 }
 
@@ -126,6 +132,9 @@ export async function queueAutomaticText(ctx: Ctx, deps: TwilioDeps, text: Autom
   if (!customer) throw notFound('Customer');
   const settings = await getOrgSettings(ctx);
   const missing = textingBlockers(settings, deps, customer);
+  if (missing.length > 0 && text.whenBlocked === 'refuse') {
+    throw invalidState(`This customer cannot be texted: ${missing.join('; ')}`);
+  }
   const now = text.now ?? new Date();
   const row = await insertMessage(ctx, {
     customerId: customer.id,
