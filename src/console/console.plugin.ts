@@ -55,6 +55,7 @@ function loadAssets(): Map<string, Asset> {
     'pages-schedules.js',
     'pages-books.js',
     'pages-requests.js',
+    'pages-messages.js',
     'console.css',
   ]) {
     assets.set(name, asset(join(publicDir, name)));

@@ -12,6 +12,7 @@ import {
   SignUpPage,
 } from './pages-auth.js';
 import { BooksPage } from './pages-books.js';
+import { CustomerPage, CustomersPage, SmsSettingsPage } from './pages-messages.js';
 import { RequestsPage } from './pages-requests.js';
 import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
@@ -22,6 +23,7 @@ const INVITATION = /^\/app\/invitations\/([^/]+)$/;
 
 const NAV = [
   ['/app/', 'Dashboard'],
+  ['/app/customers', 'Customers'],
   ['/app/requests', 'Requests'],
   ['/app/schedules', 'Schedules'],
   ['/app/webhooks', 'Webhooks'],
@@ -76,6 +78,8 @@ function Shell({ session, onSwitch, onSignOut, children }) {
 function page(path, org) {
   const m = /^\/app\/webhooks\/([^/]+)$/.exec(path);
   if (m) return html`<${EndpointPage} id=${decodeURIComponent(m[1])} org=${org} />`;
+  const customer = /^\/app\/customers\/([^/]+)$/.exec(path);
+  if (customer) return html`<${CustomerPage} id=${decodeURIComponent(customer[1])} org=${org} />`;
   switch (path) {
     case '/app/':
     case '/app/dashboard':
@@ -94,6 +98,10 @@ function page(path, org) {
       return html`<${BooksPage} org=${org} />`;
     case '/app/settings':
       return html`<${SettingsPage} org=${org} />`;
+    case '/app/customers':
+      return html`<${CustomersPage} />`;
+    case '/app/settings/texts':
+      return html`<${SmsSettingsPage} org=${org} />`;
     default:
       return html`<section><h1>Page not found</h1><p>There is no console page at ${path}. <${Link} href="/app/">Go to the dashboard<//>.</p></section>`;
   }
