@@ -56,6 +56,7 @@ function loadAssets(): Map<string, Asset> {
     'pages-books.js',
     'pages-requests.js',
     'pages-calendar.js',
+    'pages-messages.js',
     'console.css',
   ]) {
     assets.set(name, asset(join(publicDir, name)));

@@ -23,7 +23,16 @@ export interface TwilioStandIn {
   env: { TWILIO_API_BASE: string };
   requests: TwilioRequest[];
   /** The texts Twilio accepted (created), in order. */
-  accepted: Array<{ sid: string; to: string; body: string; from: string; statusCallback: string | undefined }>;
+  accepted: Array<{
+    sid: string;
+    to: string;
+    body: string;
+    from: string;
+    statusCallback: string | undefined;
+    /** Whose account sent it, and when it arrived (Date.now(); the bench's pace and fairness figures). */
+    accountSid: string;
+    at: number;
+  }>;
   /** Answers for the next create calls, in order; an empty script accepts. */
   script: ScriptedAnswer[];
   /** Credentials Twilio knows (AccountSid → auth token); others are refused 401 (code 20003). */
@@ -81,6 +90,8 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
       body: f.Body ?? '',
       from: f.From ?? f.MessagingServiceSid ?? '',
       statusCallback: f.StatusCallback,
+      accountSid: request.accountSid,
+      at: Date.now(),
     });
     answer(201, {
       sid,

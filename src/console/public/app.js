@@ -13,6 +13,7 @@ import {
 } from './pages-auth.js';
 import { BooksPage } from './pages-books.js';
 import { CalendarPage } from './pages-calendar.js';
+import { CustomerPage, CustomersPage, SmsSettingsPage } from './pages-messages.js';
 import { RequestsPage } from './pages-requests.js';
 import { SchedulesPage } from './pages-schedules.js';
 import { EndpointPage, WebhooksPage } from './pages-webhooks.js';
@@ -23,6 +24,7 @@ const INVITATION = /^\/app\/invitations\/([^/]+)$/;
 
 const NAV = [
   ['/app/', 'Dashboard'],
+  ['/app/customers', 'Customers'],
   ['/app/requests', 'Requests'],
   ['/app/calendar', 'Calendar'],
   ['/app/schedules', 'Schedules'],
@@ -78,6 +80,8 @@ function Shell({ session, onSwitch, onSignOut, children }) {
 function page(path, org) {
   const m = /^\/app\/webhooks\/([^/]+)$/.exec(path);
   if (m) return html`<${EndpointPage} id=${decodeURIComponent(m[1])} org=${org} />`;
+  const customer = /^\/app\/customers\/([^/]+)$/.exec(path);
+  if (customer) return html`<${CustomerPage} id=${decodeURIComponent(customer[1])} org=${org} />`;
   switch (path) {
     case '/app/':
     case '/app/dashboard':
@@ -98,6 +102,10 @@ function page(path, org) {
       return html`<${BooksPage} org=${org} />`;
     case '/app/settings':
       return html`<${SettingsPage} org=${org} />`;
+    case '/app/customers':
+      return html`<${CustomersPage} />`;
+    case '/app/settings/texts':
+      return html`<${SmsSettingsPage} org=${org} />`;
     default:
       return html`<section><h1>Page not found</h1><p>There is no console page at ${path}. <${Link} href="/app/">Go to the dashboard<//>.</p></section>`;
   }

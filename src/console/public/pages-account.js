@@ -1,7 +1,7 @@
 /** API keys, export, settings and the dashboard. */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiList } from './api.js';
-import { Alert, formatMoney, formatTime, html, Refusal, SecretOnce, useAction } from './ui.js';
+import { Alert, formatMoney, formatTime, html, Link, Refusal, SecretOnce, useAction } from './ui.js';
 
 const isAdmin = (org) => org.role === 'owner' || org.role === 'admin';
 /** A 404 for the route itself (a server without this part of the API), not for a record. */
@@ -314,6 +314,7 @@ export function SettingsPage({ org }) {
       </fieldset>
       ${editable ? html`<div class="full"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save settings'}</button></div>` : null}
     </form>
+    <p class="card"><${Link} href="/app/settings/texts">Text messages (SMS)<//>: your Twilio account, the number texts go from, quiet hours and reminder channels.</p>
   </section>`;
 }
 
