@@ -72,6 +72,18 @@ export interface Config {
    * point it at a local stand-in. The origin replaces the SDK's, the path is kept.
    */
   twilioApi: string | undefined;
+  /**
+   * QuickBooks Online (operations.md §11): the app's OAuth keys (QUICKBOOKS_CLIENT_ID and
+   * QUICKBOOKS_CLIENT_SECRET; unset: connecting answers 409) and where the calls go:
+   * QUICKBOOKS_API_BASE replaces https://quickbooks.api.intuit.com, QUICKBOOKS_OAUTH_BASE the
+   * three Intuit OAuth hosts (paths kept), so tests run against local stand-ins.
+   */
+  quickbooks: {
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    apiBase: string;
+    oauthBase: string | undefined;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -176,6 +188,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: parseMailFrom(env.MAIL_FROM),
     stripeApi: parseStripeApi(env.STRIPE_API_BASE),
     twilioApi: parseTwilioApi(env.TWILIO_API_BASE),
+    quickbooks: {
+      clientId: env.QUICKBOOKS_CLIENT_ID || undefined,
+      clientSecret: env.QUICKBOOKS_CLIENT_SECRET || undefined,
+      apiBase: parseOrigin('QUICKBOOKS_API_BASE', env.QUICKBOOKS_API_BASE) ?? 'https://quickbooks.api.intuit.com',
+      oauthBase: parseOrigin('QUICKBOOKS_OAUTH_BASE', env.QUICKBOOKS_OAUTH_BASE),
+    },
   };
 }
 
@@ -212,6 +230,21 @@ function parseTwilioApi(raw: string | undefined): string | undefined {
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== '')) {
     throw new ConfigError(`TWILIO_API_BASE must be an http(s) origin without a path, got "${raw}"`);
+  }
+  return url.origin;
+}
+
+/** An http(s) origin without a path (a stand-in's address), or undefined when unset. */
+function parseOrigin(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be a URL such as http://127.0.0.1:4020, got "${raw}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== '')) {
+    throw new ConfigError(`${name} must be an http(s) origin without a path, got "${raw}"`);
   }
   return url.origin;
 }
@@ -255,6 +288,9 @@ export function configSummary(config: Config): Record<string, unknown> {
     stripeApi: config.stripeApi
       ? `${config.stripeApi.protocol}://${config.stripeApi.host}:${config.stripeApi.port}`
       : 'api.stripe.com',
+    quickbooks: config.quickbooks.clientId
+      ? `app ${config.quickbooks.clientId} via ${config.quickbooks.apiBase}`
+      : 'not configured',
     defaultPlan: config.defaultPlan,
     runWorker: config.runWorker,
     rateLimitPerMinute: config.rateLimitPerMinute,

@@ -48,6 +48,7 @@ import portalRoutes from './portal/portal.routes.js';
 import { portalHandlers } from './portal.handlers.js';
 import propertyRoutes from './properties/properties.routes.js';
 import purchaseOrderRoutes from './purchase-orders/purchase-orders.routes.js';
+import quickbooksRoutes from './quickbooks/quickbooks.routes.js';
 import requestRoutes from './requests/requests.routes.js';
 import serviceRoutes from './services/services.routes.js';
 import settingsRoutes from './settings/settings.routes.js';
@@ -89,6 +90,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   (app) => billRoutes(app, { flows: { createBill, deleteBill } }),
   billPaymentRoutes,
   ledgerRoutes,
+  quickbooksRoutes,
   (app) => winterRoutes(app, { flows: { billStorm } }),
   workflowRoutes,
   dashboardRoutes,

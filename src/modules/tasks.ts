@@ -13,6 +13,7 @@ import { createMailTask } from './mail/mail.tasks.js';
 import { pdfSources } from './mail.attachments.js';
 import { sendTextsTask } from './messages/messages.tasks.js';
 import { paymentTasks } from './payments/payments.tasks.js';
+import { quickbooksTasks } from './quickbooks/quickbooks.tasks.js';
 import { createWorkflowTask } from './workflows/workflows.tasks.js';
 
 /**
@@ -35,4 +36,5 @@ export const workerTasks: WorkerTask[] = [
   visitReminderTask,
   scheduleBillingTask,
   ...paymentTasks,
+  ...quickbooksTasks,
 ];

@@ -14,6 +14,7 @@ export * from './organizations.js';
 export * from './payment-intents.js';
 export * from './portal.js';
 export * from './purchasing.js';
+export * from './quickbooks.js';
 export * from './rate-limits.js';
 export * from './requests.js';
 export * from './secret-lookups.js';

@@ -212,3 +212,40 @@ export async function doneMatching(tx: Tx, batches: WorkflowBatchRead[]): Promis
     DELETE FROM workflow_event_batches x USING reached
     WHERE x.tx = reached.tx AND x.organization_id = reached.organization_id AND NOT reached.more`);
 }
+
+/** An organization's event as a reader with its own place in the outbox reads it. */
+export interface OutboxEvent {
+  id: string;
+  tx: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * An organization's events after `after` (its (tx, id), the place a reader such as the
+ * QuickBooks feed keeps), in (tx, id) order, `limit` at most. Only events of transactions older
+ * than every transaction still running (the snapshot's xmin) are read: one that commits later
+ * always has a greater tx, so a reader moving its place to the last event read never skips one.
+ */
+export async function eventsAfter(
+  tx: Tx,
+  organizationId: string,
+  after: { tx: number; id: string },
+  limit: number,
+): Promise<OutboxEvent[]> {
+  const rows = rowsOf<{ id: string; tx: string | number; type: string; data: unknown }>(
+    await tx.execute(sql`
+      SELECT e.id, e.tx, e.type, e.data FROM events e
+      WHERE e.organization_id = ${organizationId}
+        AND (e.tx, e.id) > (${after.tx}::bigint, ${after.id}::text)
+        AND e.tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+      ORDER BY e.tx, e.id
+      LIMIT ${limit}`),
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    tx: Number(r.tx),
+    type: r.type,
+    data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
+  }));
+}
