@@ -85,5 +85,16 @@ describe('web console: schedules', () => {
       .getByRole('row', { name: new RegExp(label) })
       .getByText('Skipped')
       .waitFor();
+
+    // Issue 48: its first visit is still ahead (it starts tomorrow), and "End schedule" ends it
+    // (it answered 400 "endDate: must not be before startDate").
+    await page.getByRole('button', { name: 'End schedule' }).click();
+    await page.getByText(/^Ended: \d+ visits? canceled\.$/).waitFor();
+    await page
+      .getByRole('row', { name: /Weekly mowing/ })
+      .getByText('Ended')
+      .waitFor();
+    const ended = (await owner.call('GET', `/api/jobs/schedules/${made.json().data.id}`)).json().data;
+    expect(ended).toMatchObject({ status: 'ended', nextOccurrences: [] });
   });
 });

@@ -25,6 +25,7 @@ routeSecuritySuite('customers, properties, services, settings', async (_h, owner
     { method: 'POST', url: '/api/services', body: { name: 'X', unitPrice: 1 } },
     { method: 'GET', url: `/api/services/${service}`, crossTenant: true },
     { method: 'PATCH', url: `/api/services/${service}`, body: { unitPrice: 2 }, crossTenant: true },
+    { method: 'POST', url: `/api/services/${service}/reprice`, body: { unitPrice: 3 }, crossTenant: true },
     { method: 'DELETE', url: `/api/services/${service}`, crossTenant: true },
     { method: 'GET', url: '/api/settings' },
     { method: 'PATCH', url: '/api/settings', body: { taxRate: 1 }, adminOnly: true },
