@@ -103,7 +103,7 @@ export class WebhookWorker {
     this.#sender = createSender({
       allowPrivateTargets: config.webhookAllowPrivateTargets,
       timeoutMs,
-      connectionsPerOrigin: this.#perEndpoint,
+      connectionsPerEndpoint: this.#perEndpoint,
     });
     this.#box = new SecretBox(config.authSecret);
   }
@@ -226,6 +226,7 @@ export class WebhookWorker {
       event: claim.event,
       body: claim.body,
       secrets,
+      endpointId: claim.endpointId,
     });
     // An accepted delivery no longer holds its endpoint's room: the next may go while
     // this result is written. A refused one (429/503 with Retry-After, a failure) keeps

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, type Dispatcher } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { signatureHeaders } from './signing.js';
 import { guardedLookup, literalBlockedReason } from './ssrf.js';
 
@@ -16,6 +16,11 @@ export interface AttemptInput {
   body: string;
   /** Current secret first, then the previous one while the rotation overlap lasts. */
   secrets: readonly string[];
+  /**
+   * The endpoint it goes to: its connections are its own (see createSender). Without it the
+   * attempt shares the connections of every attempt to the same URL.
+   */
+  endpointId?: string;
 }
 
 export interface AttemptResult {
@@ -63,17 +68,35 @@ export interface Sender {
 export interface SenderOptions {
   allowPrivateTargets: boolean;
   timeoutMs?: number;
-  /** Connections kept per origin; deliveries beyond it queue inside undici. */
-  connectionsPerOrigin?: number;
+  /**
+   * Connections kept per endpoint; deliveries beyond it queue inside undici. The claim
+   * already keeps an endpoint's requests in flight under its cap, so this is that cap.
+   */
+  connectionsPerEndpoint?: number;
+  /** Endpoints with a connection pool kept at once; the least recently used beyond it is closed. */
+  maxPools?: number;
 }
 
+/** Endpoints whose connection pools a sender keeps at once (LRU beyond it). */
+export const MAX_ENDPOINT_POOLS = 256;
+
 /**
- * Sends delivery attempts. One undici Agent per sender: redirects are never
- * followed (nothing here follows them; undici's dispatch never does), and its
- * `connect.lookup` filters resolved addresses through the SSRF guard, so the address
- * actually connected to is the one checked.
+ * Sends delivery attempts. A connection pool (an undici Pool) per endpoint, not per origin:
+ * most receivers live on a few integration platforms, so many tenants' endpoints share one
+ * host, and with one pool per origin sized to an endpoint's cap, one endpoint answering
+ * slowly held every connection to the host and the others' deliveries queued behind it
+ * (issue 47: another tenant's events on the same host waited 1.7 s behind a 2 s receiver).
+ * With a pool per endpoint a slow endpoint holds only its own connections, at most its cap
+ * (the claim counts the cap over every worker), and a host's connections are the sum over
+ * the endpoints that have work. The pools are kept in least-recently-used order and bounded
+ * (`maxPools`): the one used longest ago is closed (gracefully: what it has under way
+ * finishes) when a new one would exceed the bound; idle connections close after 4 s anyway.
  *
- * Each attempt goes through the Agent's low-level `dispatch` with a handler of its own
+ * Redirects are never followed (undici's dispatch never does), and `connect.lookup` filters
+ * resolved addresses through the SSRF guard, so the address actually connected to is the one
+ * checked.
+ *
+ * Each attempt goes through the pool's low-level `dispatch` with a handler of its own
  * (`Attempt`), not through `request`: request wraps every response in a Readable stream,
  * an async resource and an abort-signal listener, which the attempt does not need (it keeps
  * the status, two headers and at most 4 KiB of body). That machinery was about a tenth of
@@ -81,14 +104,15 @@ export interface SenderOptions {
  */
 export function createSender(opts: SenderOptions): Sender {
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-  const agent = new Agent({
-    connections: opts.connectionsPerOrigin ?? 16,
+  const poolOptions: Pool.Options = {
+    connections: opts.connectionsPerEndpoint ?? 8,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     connectTimeout: timeoutMs,
     keepAliveTimeout: 4000,
     connect: opts.allowPrivateTargets ? {} : { lookup: guardedLookup as never },
-  });
+  };
+  const pools = new EndpointPools(poolOptions, opts.maxPools ?? MAX_ENDPOINT_POOLS);
   const targets = new TargetCache(opts.allowPrivateTargets);
   const deadlines = new Deadlines(timeoutMs);
 
@@ -107,17 +131,58 @@ export function createSender(opts: SenderOptions): Sender {
       };
       const settled = attempt.settled;
       try {
-        agent.dispatch(
-          { origin: target.origin, path: target.path, method: 'POST', headers, body: input.body },
-          attempt,
-        );
+        pools
+          .get(input.endpointId ?? input.url, target.origin)
+          .dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body: input.body }, attempt);
       } catch (err) {
         attempt.onResponseError(null, err as Error);
       }
       return settled;
     },
-    close: () => agent.close(),
+    close: () => pools.close(),
   };
+}
+
+/**
+ * A connection pool per endpoint (keyed by the endpoint and its origin: an endpoint whose URL
+ * moves to another host gets a new pool, the old one ages out), most recently used last in the
+ * map's order. Bounded: past `max`, the least recently used is closed; close() lets what it has
+ * under way finish, and the claim keeps that endpoint under its cap whatever pool it uses next.
+ */
+export class EndpointPools {
+  readonly #pools = new Map<string, Pool>();
+  constructor(
+    private readonly options: Pool.Options,
+    private readonly max: number,
+  ) {}
+
+  get size(): number {
+    return this.#pools.size;
+  }
+
+  get(endpoint: string, origin: string): Pool {
+    const key = `${endpoint} ${origin}`;
+    let pool = this.#pools.get(key);
+    if (pool) {
+      // Most recently used goes last (one delete and set: the map keeps insertion order).
+      this.#pools.delete(key);
+    } else {
+      pool = new Pool(origin, this.options);
+      while (this.#pools.size >= this.max) {
+        const [oldestKey, oldest] = this.#pools.entries().next().value as [string, Pool];
+        this.#pools.delete(oldestKey);
+        oldest.close().catch(() => {});
+      }
+    }
+    this.#pools.set(key, pool);
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.allSettled(pools.map((p) => p.close()));
+  }
 }
 
 /**

@@ -113,6 +113,60 @@ describe('webhook fairness and per-endpoint limits', () => {
     expect(slow.received.length - slowAnswered).toBeLessThanOrEqual(4);
   }, 180_000);
 
+  // Issue 47: most receivers live on a few integration platforms, so tenants' endpoints share a
+  // host. The claim was fair per endpoint, but the connections were pooled per origin and sized
+  // to one endpoint's cap: the slow tenant's requests held every connection to the host, and the
+  // other tenant's deliveries to another path of it queued behind them. Here the slow path holds
+  // every request until the test ends (and the attempts' limit is far beyond the test), so a
+  // probe that needed one of those connections would never arrive.
+  it("with one tenant's endpoint on a host holding its requests and a backlog queued, another tenant's endpoint on another path of the same host gets each of its probes", async () => {
+    const slowTenant = await newTenant(h);
+    const probeTenant = await newTenant(h);
+    const BACKLOG = 200;
+    const PROBES = 10;
+    const CAP = 4;
+    const held: Array<() => void> = [];
+    let holding = true;
+    const release = () => {
+      holding = false;
+      for (const answer of held.splice(0)) answer();
+    };
+    cleanups.push(async () => release());
+    const slowAtProbe: number[] = [];
+    let probes = 0;
+    const host = await receiver((req, res) => {
+      if (req.url.startsWith('/slow')) {
+        if (holding) held.push(() => res.writeHead(200).end('ok'));
+        else res.writeHead(200).end('ok');
+        return;
+      }
+      probes++;
+      slowAtProbe.push(held.length);
+      res.writeHead(200).end('ok');
+    });
+    await register(slowTenant, `http://127.0.0.1:${host.port}/slow`, ['customer.created']);
+    await register(probeTenant, `http://127.0.0.1:${host.port}/fast`, ['customer.created']);
+    probes = 0;
+    slowAtProbe.length = 0;
+
+    await emitEvents(h.database, slowTenant.organizationId, events('customer.created', BACKLOG));
+    worker(h.database, { concurrency: 16, perEndpoint: CAP, timeoutMs: 600_000 });
+    await waitFor(() => held.length === CAP, 'the slow endpoint to hold its cap', 60_000);
+    for (let i = 1; i <= PROBES; i++) {
+      await emitEvents(h.database, probeTenant.organizationId, events('customer.created', 1));
+      await waitFor(() => probes === i, `probe ${i}`, 60_000);
+    }
+    // Every probe arrived while the slow endpoint held exactly its cap, none of it answered:
+    // its backlog had not moved, and it never had more than its cap at the host.
+    expect(slowAtProbe).toEqual(Array.from({ length: PROBES }, () => CAP));
+    expect(host.received.filter((r) => r.url.startsWith('/slow'))).toHaveLength(CAP);
+    const waiting = await h.admin.db.execute(
+      sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE organization_id = ${slowTenant.organizationId} AND status = 'pending'`,
+    );
+    expect(rowsOf<{ n: number }>(waiting)[0]?.n).toBe(BACKLOG);
+    release();
+  }, 180_000);
+
   it('serves organizations fairly: one with many backlogged endpoints gets no more of a claim than one with one', async () => {
     const big = await newTenant(h);
     const small = await newTenant(h);

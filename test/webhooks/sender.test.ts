@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSender, RESPONSE_CAPTURE_BYTES, type Sender } from '../../src/delivery/delivery.js';
+import { createSender, EndpointPools, RESPONSE_CAPTURE_BYTES, type Sender } from '../../src/delivery/delivery.js';
 import { deliveryBody } from '../../src/delivery/fanout.js';
 import { type Receiver, type Responder, sampleEventData, startReceiver } from './helpers.js';
 
@@ -21,8 +21,8 @@ describe('createSender', () => {
     receivers.push(r);
     return `${r.url}?x=1`;
   }
-  function sender(timeoutMs = 2000, connectionsPerOrigin = 4): Sender {
-    const s = createSender({ allowPrivateTargets: true, timeoutMs, connectionsPerOrigin });
+  function sender(timeoutMs = 2000, connectionsPerEndpoint = 4): Sender {
+    const s = createSender({ allowPrivateTargets: true, timeoutMs, connectionsPerEndpoint });
     senders.push(s);
     return s;
   }
@@ -114,6 +114,50 @@ describe('createSender', () => {
       expect(r).toMatchObject({ ok: false, statusCode: null, error: 'Timed out after 300 ms' });
       expect(r.durationMs).toBeGreaterThanOrEqual(300);
     }
+  });
+
+  it("gives each endpoint its own connections: one endpoint holding all of its own does not hold another's on the same host", async () => {
+    const held: Array<() => void> = [];
+    const host = await startReceiver((req, res) => {
+      if (req.url.startsWith('/slow')) held.push(() => res.writeHead(200).end('late'));
+      else res.writeHead(200).end('ok');
+    });
+    const slowUrl = `http://127.0.0.1:${host.port}/slow`;
+    const fastUrl = `http://127.0.0.1:${host.port}/fast`;
+    // One connection per endpoint, and a limit far beyond the test: with one pool per origin the
+    // second endpoint's attempt would wait for the first endpoint's answers, which never come
+    // until it has arrived.
+    const s = sender(600_000, 1);
+    const slow = [1, 2].map(() => s.send({ ...attempt(slowUrl), endpointId: 'whk_a' }));
+    while (host.received.length < 1) await new Promise((r) => setTimeout(r, 10));
+    const fast = await s.send({ ...attempt(fastUrl), endpointId: 'whk_b' });
+    expect(fast).toMatchObject({ ok: true, statusCode: 200, responseBody: 'ok' });
+    // The first endpoint still has one request at the receiver and one waiting for its connection.
+    expect(held).toHaveLength(1);
+    expect(host.received.map((r) => r.url)).toEqual(['/slow', '/fast']);
+    for (const answer of held.splice(0)) answer();
+    while (held.length < 1) await new Promise((r) => setTimeout(r, 10));
+    for (const answer of held.splice(0)) answer();
+    for (const r of await Promise.all(slow)) expect(r).toMatchObject({ ok: true, responseBody: 'late' });
+    await host.close();
+  });
+
+  it('keeps a bounded number of endpoint pools, closing the least recently used', async () => {
+    const pools = new EndpointPools({ connections: 1 }, 2);
+    const origin = 'http://127.0.0.1:9';
+    const a = pools.get('whk_a', origin);
+    const b = pools.get('whk_b', origin);
+    expect(pools.get('whk_a', origin)).toBe(a); // a is now the most recently used
+    const c = pools.get('whk_c', origin);
+    expect(pools.size).toBe(2);
+    expect(b.closed).toBe(true);
+    expect(a.closed).toBe(false);
+    expect(pools.get('whk_a', origin)).toBe(a);
+    expect(pools.get('whk_c', origin)).toBe(c);
+    // An endpoint whose URL moved to another origin gets a pool of its own.
+    expect(pools.get('whk_a', 'http://127.0.0.1:10')).not.toBe(a);
+    await pools.close();
+    expect(a.closed && c.closed).toBe(true);
   });
 
   it('reports a refused connection and an unusable URL as errors', async () => {
