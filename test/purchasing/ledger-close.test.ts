@@ -1,9 +1,13 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
 import { bills, invoices, ledgerEntries, payments } from '../../src/db/schema/index.js';
 import { recordPayment } from '../../src/flows/record-payment.js';
+import { ACCOUNT } from '../../src/modules/ledger/ledger.accounts.js';
 import { closePeriod } from '../../src/modules/ledger/ledger.close.js';
+import { postEntry } from '../../src/modules/ledger/ledger.service.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import { AppError } from '../../src/platform/errors.js';
 import { inTenant } from '../../src/platform/tenancy.js';
@@ -166,24 +170,35 @@ describe('ledger: period close and reopen', () => {
     expect(dates.filter((e) => e.type === 'refund').map((e) => e.d)).toEqual([todayDate]);
   });
 
-  it('the database itself refuses an entry dated in the closed period, whatever inserts it', async () => {
+  it('every entry passes the check: postEntry refuses one dated in the closed period, and nothing else inserts entries', async () => {
+    // The check itself, called as any future code path would call it (no trigger backs it up
+    // since drizzle/0049: on Citus a trigger cannot read ledger_closes; docs/scaling.md).
     const attempt = inTenant(
       h.database.db,
       owner.organizationId,
       { kind: 'user', id: owner.userId, role: 'owner' },
       (ctx) =>
-        ctx.tx.insert(ledgerEntries).values({
-          id: 'jen_bypass',
-          organizationId: ctx.organizationId,
-          entryDate: yesterday,
+        postEntry(ctx, {
           sourceType: 'invoice',
           sourceId: 'inv_x',
-          memo: 'around the service',
+          memo: 'around the routes',
+          entryDate: yesterday,
+          lines: [
+            { accountCode: ACCOUNT.receivable, debit: 100 },
+            { accountCode: ACCOUNT.revenue, credit: 100 },
+          ],
         }),
     );
-    await expect(attempt).rejects.toThrow();
+    await expect(attempt).rejects.toMatchObject({ code: 'PERIOD_CLOSED' });
     const balances = await accountBalances(h, owner.organizationId);
     expect([...balances.values()].reduce((a, b) => a + b, 0)).toBe(0);
+    // postEntry is the ledger's only writer: no other file of src/ inserts into ledger_entries.
+    const writers = readdirSync('src', { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .filter((f) =>
+        /insert\(ledgerEntries\)|INSERT INTO\s+"?ledger_entries/i.test(readFileSync(join('src', f), 'utf8')),
+      );
+    expect(writers).toEqual([join('modules', 'ledger', 'ledger.service.ts')]);
   });
 
   it('only the owner reopens, to an earlier day or entirely; then the period takes postings again', async () => {

@@ -182,8 +182,8 @@ export function documentLines<T extends LineTable, K extends 'invoiceId' | 'esti
     return byDocument;
   };
   /**
-   * The lines of several new documents, as multi-row VALUES in as few statements as the
-   * parameter limit allows (a batch of 500 invoices of 10 lines is one statement). Not one JSON
+   * The lines of several new documents, as multi-row VALUES of literals in chunks of at most
+   * 65,535 values (a batch of 500 invoices of 10 lines is one statement). Not one JSON
    * parameter read by jsonb_to_recordset: Citus refuses that INSERT … SELECT under row-level
    * security, and routes these to the organization's shard (src/db/values.ts).
    */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Tx } from '../../db/client.js';
 import { eventBatches, events, workflowEventBatches } from '../../db/schema/index.js';
-import { chunked, valuesList } from '../../db/values.js';
+import { chunked, literal, valuesList } from '../../db/values.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Ctx } from '../tenancy.js';
@@ -86,7 +86,7 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
     type,
     JSON.stringify(data),
     depth,
-    sql`${now}::timestamptz + ${sql.raw(String(n))} * interval '1 microsecond'`,
+    sql.raw(`${literal(now)}::timestamptz + ${n} * interval '1 microsecond'`),
   ]);
   for (const chunk of chunked(rows, 6, 3)) {
     await ctx.tx.execute(sql`

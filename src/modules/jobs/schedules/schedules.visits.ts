@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
-import { chunked, valuesList } from '../../../db/values.js';
+import { chunked, literal, valuesList } from '../../../db/values.js';
 import { emitMany } from '../../../platform/events/outbox.js';
 import { newId } from '../../../platform/ids.js';
 import { take } from '../../../platform/state-machine.js';
@@ -132,7 +132,8 @@ export interface VisitPlan {
  */
 export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string): Promise<number> {
   const occurrences: unknown[][] = [];
-  for (const p of plans) for (const d of p.dates) occurrences.push([p.scheduleId, sql`${d}::date`, newId('job')]);
+  for (const p of plans)
+    for (const d of p.dates) occurrences.push([p.scheduleId, sql.raw(`${literal(d)}::date`), newId('job')]);
   if (occurrences.length === 0) return 0;
   let made = 0;
   // The occurrences as a VALUES list (src/db/values.ts), in chunks below the parameter limit:

@@ -1,0 +1,37 @@
+import { sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { describe, expect, it } from 'vitest';
+import { chunked, literal, MAX_BIND_PARAMETERS, valuesList } from './values.js';
+
+describe('VALUES lists (src/db/values.ts)', () => {
+  it('writes text as an escaped literal that reads the same whatever standard_conforming_strings says', () => {
+    expect(literal("O'Brien \\ 'Lawn'")).toBe("E'O''Brien \\\\ ''Lawn'''");
+    expect([literal(null), literal(undefined), literal(12), literal(-0.5), literal(true)]).toEqual([
+      'NULL',
+      'NULL',
+      '12',
+      '-0.5',
+      'true',
+    ]);
+    expect(() => literal(Number.NaN)).toThrow();
+    expect(() => literal({})).toThrow();
+  });
+
+  it('keeps SQL cells and their parameters where they stand', () => {
+    const q = new PgDialect().sqlToQuery(
+      sql`INSERT INTO t (a, b, c) ${valuesList([
+        ['x', 1, sql`${'p'}::date`],
+        [null, false, sql`${'q'}::date`],
+      ])}`,
+    );
+    expect(q.sql).toBe("INSERT INTO t (a, b, c) VALUES (E'x', 1, $1::date), (NULL, false, $2::date)");
+    expect(q.params).toEqual(['p', 'q']);
+  });
+
+  it('cuts rows into chunks below the parameter limit', () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => i);
+    const chunks = chunked(rows, 10, 5);
+    expect(chunks.map((c) => c.length)).toEqual([6553, 6553, 6553, 341]);
+    expect(Math.max(...chunks.map((c) => c.length * 10 + 5))).toBeLessThanOrEqual(MAX_BIND_PARAMETERS);
+  });
+});
