@@ -131,12 +131,15 @@ export const publicRequestsBench: BenchPart = {
           headers: { 'content-type': 'application/json', 'x-forwarded-for': flooder },
           body: junk,
           connections: FLOOD_CONNECTIONS,
-          duration: FLOOD_S,
+          // Started a second before the page is measured and ending a second after it, so the measured
+          // window is all flood, and not the flood thread's start (loading autocannon in a new isolate).
+          duration: FLOOD_S + 2,
           workers: FLOOD_WORKERS,
           ...(overallRate ? { overallRate } : {}),
         });
       const beside = async (overallRate?: number) => {
         const flood = floodAt(overallRate);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
         const run: Run = await drive(page, { cookie: other.cookie }, OTHER_S, OTHER_CONNECTIONS);
         return { run, flood: await flood };
       };
