@@ -60,7 +60,12 @@ export function createLimiters(config: Config, log?: Log, platformDb?: Db): Limi
     if (down) log?.info('Redis reachable again: rate limits are shared again');
     down = false;
   });
-  const make = (keyPrefix: string, points: number, duration: number) => {
+  // `blockInMemory`: once Redis refuses a key, this process refuses it from memory until the window Redis
+  // named ends (rate-limiter-flexible's inMemoryBlockOnConsumed, no duration: "until msBeforeNext"), so a
+  // flood from one principal costs no Redis round trip per request. Redis stays the truth: the window
+  // cannot reopen earlier, and other processes learn the same from Redis on their first refused request.
+  // Not for the sign-in failures, which are deleted on success.
+  const make = (keyPrefix: string, points: number, duration: number, blockInMemory = true) => {
     const memory = new RateLimiterMemory({ keyPrefix, points, duration });
     return redis
       ? new RateLimiterRedis({
@@ -69,6 +74,7 @@ export function createLimiters(config: Config, log?: Log, platformDb?: Db): Limi
           points,
           duration,
           insuranceLimiter: memory,
+          ...(blockInMemory ? { inMemoryBlockOnConsumed: points + 1 } : {}),
         })
       : memory;
   };
@@ -85,7 +91,7 @@ export function createLimiters(config: Config, log?: Log, platformDb?: Db): Limi
     },
     signInFailures:
       redis || !platformDb
-        ? make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration)
+        ? make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration, false)
         : new RateLimiterDrizzle({
             storeClient: platformDb,
             schema: rateLimits,

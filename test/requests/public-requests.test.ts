@@ -224,6 +224,27 @@ describe('requests from the public: the booking slug, the spam checks and the va
     const limited = await postRequest(h, slug, valid('junk'), flooder);
     expect(limited.statusCode).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // Refused before the body is read: broken JSON from that address is a 429 too, and a form post hears it as a page.
+    const url = `/api/public/${slug}/requests`;
+    const broken = await h.app.inject({
+      method: 'POST',
+      url,
+      payload: '{not json',
+      headers: { 'content-type': 'application/json' },
+      remoteAddress: flooder,
+    });
+    expect(broken.statusCode).toBe(429);
+    expect(broken.json().error.code).toBe('RATE_LIMITED');
+    const page = await h.app.inject({
+      method: 'POST',
+      url,
+      payload: 'firstName=Flo',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      remoteAddress: flooder,
+    });
+    expect(page.statusCode).toBe(429);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(Number(page.headers['retry-after'])).toBeGreaterThan(0);
     const ok = await postRequest(h, slug, valid(await solvedField(h, slug)), nextAddress());
     expect(ok.statusCode, ok.body).toBe(201);
   });

@@ -117,6 +117,23 @@ export default async function publicRequestRoutes(fastify: FastifyInstance) {
     '/api/public/:slug/requests',
     {
       config: { access: 'public' },
+      // The address limit first, before the body is read or parsed and before any database read: a flood from one
+      // address is refused for the cost of a counter (and, in each process, of an in-memory "blocked until" once the
+      // shared limiter said no: platform/rate-limit.ts).
+      onRequest: async (request, reply) => {
+        const { slug } = request.params as { slug: string };
+        try {
+          reply.headers(await consumeRequest(limiters, `${slug}:${request.ip}`, PER_ADDRESS));
+        } catch (err) {
+          if (!isFormPost(request)) throw err;
+          const refused = messageOf(err);
+          if (refused.headers) reply.headers(refused.headers);
+          return sendPage(
+            reply,
+            renderOutcomePage({ ok: false, status: refused.status, message: refused.message, slug }),
+          );
+        }
+      },
       // Checked in the handler, after the address limit and the slug: a flood or a wrong slug costs no validation,
       // and a browser's form post hears about a wrong field as a page.
       attachValidation: true,
@@ -141,7 +158,6 @@ export default async function publicRequestRoutes(fastify: FastifyInstance) {
       const form = isFormPost(request);
       const { slug } = request.params;
       try {
-        reply.headers(await consumeRequest(limiters, `${slug}:${request.ip}`, PER_ADDRESS));
         const organizationId = await organizationOfSlug(database.db, slug);
         if (!organizationId) throw noSuchForm();
         if (request.validationError) throw request.validationError;
