@@ -23,6 +23,7 @@ import { recordPayment } from '../flows/record-payment.js';
 import { refundPayment } from '../flows/refund-payment.js';
 import { sendEstimateOn, sendInvoiceOn } from '../flows/send-document.js';
 import { updateJobAndBillVisit } from '../flows/update-job.js';
+import { updateSettings } from '../flows/update-settings.js';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
 import billPaymentRoutes from './bill-payments/bill-payments.routes.js';
@@ -67,7 +68,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   invitationRoutes,
   apiKeyRoutes,
   (app) => portalRoutes(app, { handlers: portalHandlers }),
-  settingsRoutes,
+  (app) => settingsRoutes(app, { flows: { updateSettings } }),
   (app) => customerRoutes(app, { flows: { anonymizeCustomer, deleteCustomer } }),
   (app) => propertyRoutes(app, { flows: { deleteProperty } }),
   (app) => serviceRoutes(app, { flows: { deleteService } }),
