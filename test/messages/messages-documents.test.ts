@@ -25,7 +25,7 @@ const tick = () => {
 beforeAll(async () => {
   stand = await startTwilioStandIn();
   h = await createHarness({ ...stand.env, BASE_URL: 'https://crm.example.com' });
-});
+}, 180_000);
 afterAll(async () => {
   await h?.close();
   await stand?.close();
