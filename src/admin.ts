@@ -3,18 +3,23 @@ import { loadConfig, PLANS, type Plan } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
 import { organizations } from './db/schema/index.js';
+import { backfillPhones } from './modules/customers/customers.phones.js';
 import { bumpAuthGenerationAsPlatform } from './platform/auth/revocations.js';
 import { asPlatform } from './platform/cross-tenant.js';
 
 /**
- * Operator commands: `npm run admin -- set-plan <organizationId> <plan>`, and
- * `npm run admin -- migrate` (apply pending migrations and isolation, then exit).
+ * Operator commands: `npm run admin -- set-plan <organizationId> <plan>`,
+ * `npm run admin -- migrate` (apply pending migrations and isolation, then exit), and
+ * `npm run admin -- backfill-phones [organizationId]` (read customers' phones into E.164).
  */
 const USAGE = `usage: npm run admin -- <command>
 
 commands:
   set-plan <organizationId> <${PLANS.join('|')}>   change an organization's plan
   migrate                                       apply pending migrations and isolation, then exit
+  backfill-phones [organizationId]              read every customer phone not yet in E.164 (made before
+                                                0039, or after a country change) with its organization's
+                                                country, in batches; running it again does nothing
   help                                          show this text`;
 
 async function main(argv: string[]) {
@@ -37,6 +42,22 @@ async function main(argv: string[]) {
         report.statements.length === 0 && report.applied.length === 0
           ? 'schema is current: nothing to do'
           : `applied ${report.applied.length} migration(s) and ${report.statements.length} isolation statement(s)`,
+      );
+      return 0;
+    } finally {
+      await database.close();
+    }
+  }
+  if (command === 'backfill-phones' && args.length <= 1) {
+    const config = loadConfig();
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    try {
+      await migrateOnStart(config, database);
+      const read = await backfillPhones(database, args[0], (n) => console.log(`${n} customer phone(s) read`));
+      console.log(
+        read === 0
+          ? 'every customer phone is read already: nothing to do'
+          : `read ${read} customer phone(s) into E.164 (phoneE164; null where the number is not valid)`,
       );
       return 0;
     } finally {

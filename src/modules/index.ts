@@ -24,6 +24,7 @@ import { refundPayment } from '../flows/refund-payment.js';
 import { repriceService } from '../flows/reprice-service.js';
 import { sendEstimateOn, sendInvoiceOn } from '../flows/send-document.js';
 import { updateJobAndBillVisit } from '../flows/update-job.js';
+import { updateSettings } from '../flows/update-settings.js';
 import apiKeyRoutes from './api-keys/api-keys.routes.js';
 import authRoutes from './auth/auth.routes.js';
 import billPaymentRoutes from './bill-payments/bill-payments.routes.js';
@@ -69,7 +70,7 @@ export const modules: Array<(app: FastifyInstance) => Promise<void>> = [
   invitationRoutes,
   apiKeyRoutes,
   (app) => portalRoutes(app, { handlers: portalHandlers }),
-  settingsRoutes,
+  (app) => settingsRoutes(app, { flows: { updateSettings } }),
   (app) => customerRoutes(app, { flows: { anonymizeCustomer, deleteCustomer } }),
   (app) => propertyRoutes(app, { flows: { deleteProperty } }),
   (app) => serviceRoutes(app, { flows: { deleteService, repriceService } }),

@@ -4,6 +4,7 @@ import { scheduleBillingTask } from '../flows/bill-schedules.js';
 import { billPaymentTask } from './bill-payments/bill-payments.tasks.js';
 import { contractLifecycleTask } from './contracts/contracts.lifecycle.js';
 import { crewTrackingTasks } from './crew-tracking/locations.tasks.js';
+import { readPhonesTask } from './customers/customers.phones.js';
 import { expireEstimatesTask } from './estimates/estimates.tasks.js';
 import { exportTasks } from './exports/exports.tasks.js';
 import { overdueInvoicesTask } from './invoices/invoices.tasks.js';
@@ -32,6 +33,7 @@ export const workerTasks: WorkerTask[] = [
   ...exportTasks,
   createMailTask(pdfSources),
   sendTextsTask,
+  readPhonesTask,
   scheduleHorizonTask,
   visitReminderTask,
   scheduleBillingTask,

@@ -25,7 +25,7 @@ const tick = () => {
 beforeAll(async () => {
   stand = await startTwilioStandIn();
   h = await createHarness({ ...stand.env, BASE_URL: 'https://crm.example.com' });
-});
+}, 180_000);
 afterAll(async () => {
   await h?.close();
   await stand?.close();
@@ -152,7 +152,10 @@ describe.each(['invoices', 'estimates'] as const)('POST /api/%s/{id}/send with c
   it('a customer without consent or without a valid mobile: 409 naming it, and nothing written or sent', async () => {
     const owner = await smsTenant();
     const cases = [
-      { customerId: await customer(owner, { optIn: false }), missing: 'has not opted in to texts (smsConsent opted_in)' },
+      {
+        customerId: await customer(owner, { optIn: false }),
+        missing: 'has not opted in to texts (smsConsent opted_in)',
+      },
       { customerId: await customer(owner, { phone: '555-01' }), missing: 'no valid mobile number (phoneE164)' },
     ];
     for (const { customerId, missing } of cases) {

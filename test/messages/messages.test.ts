@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customerSmsConsents, messages } from '../../src/db/schema/index.js';
+import { customerSmsConsents, messageStatusReports, messages } from '../../src/db/schema/index.js';
 import { quietHoursEnd } from '../../src/modules/messages/messages.quiet-hours.js';
 import { segmentsOf } from '../../src/modules/messages/messages.segments.js';
 import { claimText, sendDueTexts } from '../../src/modules/messages/messages.tasks.js';
@@ -296,6 +296,80 @@ describe('sending faults', () => {
 });
 
 describe('Twilio callbacks', () => {
+  it('a status callback that beats the worker’s commit of the MessageSid is kept and applied, not lost', async () => {
+    const org = await smsTenant();
+    const id = await customer(org, '(415) 555-2690');
+    const m = await text(org, id);
+    const answers: number[] = [];
+    // Twilio accepts the text and calls back "delivered" before its answer reaches the worker.
+    stand.beforeAnswer = async ({ sid, to }) => {
+      if (to !== '+14155552690') return;
+      const form = { MessageSid: sid, MessageStatus: 'delivered', AccountSid: 'AC', To: to };
+      answers.push((await callback(statusPath(org), form, org.token)).statusCode);
+      // A repeat before the commit keeps one report, and a late `sent` does not lower it.
+      answers.push((await callback(statusPath(org), form, org.token)).statusCode);
+      answers.push((await callback(statusPath(org), { ...form, MessageStatus: 'sent' }, org.token)).statusCode);
+    };
+    try {
+      await send();
+    } finally {
+      stand.beforeAnswer = null;
+    }
+    expect(answers).toEqual([204, 204, 204]);
+    const row = await messageRow(org, m.id);
+    expect(row).toMatchObject({ status: 'delivered', providerId: sentTo('+14155552690')[0]?.sid });
+    expect(row.deliveredAt).not.toBeNull();
+    expect(await countEvents(h, org.owner.organizationId, 'message.delivered')).toBe(1);
+    const kept = await h.admin.db
+      .select()
+      .from(messageStatusReports)
+      .where(eq(messageStatusReports.organizationId, org.owner.organizationId));
+    expect(kept).toEqual([]);
+
+    // A failure reported early (21610) fails the text and opts the customer out once the id is recorded.
+    const m2 = await text(org, id, 'second');
+    stand.beforeAnswer = async ({ sid, to }) => {
+      if (to !== '+14155552690') return;
+      const form = { MessageSid: sid, MessageStatus: 'failed', ErrorCode: '21610', To: to };
+      answers.push((await callback(statusPath(org), form, org.token)).statusCode);
+    };
+    try {
+      await send();
+    } finally {
+      stand.beforeAnswer = null;
+    }
+    expect(await messageRow(org, m2.id)).toMatchObject({ status: 'failed', errorCode: '21610' });
+    const c = (await org.owner.call('GET', `/api/customers/${id}`)).json().data;
+    expect(c.smsConsent).toMatchObject({ status: 'opted_out', source: 'keyword' });
+    expect(await countEvents(h, org.owner.organizationId, 'message.failed')).toBe(1);
+  });
+
+  it('a status for a MessageSid no text can have (none is being sent) writes nothing; kept ones expire', async () => {
+    const org = await smsTenant();
+    const form = { MessageSid: `SM${'7'.repeat(32)}`, MessageStatus: 'delivered', To: '+14155552691' };
+    expect((await callback(statusPath(org), form, org.token)).statusCode).toBe(204);
+    const reportsOf = () =>
+      h.admin.db
+        .select()
+        .from(messageStatusReports)
+        .where(eq(messageStatusReports.organizationId, org.owner.organizationId));
+    expect(await reportsOf()).toEqual([]);
+
+    // A report kept for a text whose worker died (never given the id) is dropped after a day.
+    const id = await customer(org, '(415) 555-2691');
+    const m = await text(org, id);
+    const claimedAt = tick();
+    expect((await claimText(h.database, claimedAt))?.id).toBe(m.id);
+    expect((await callback(statusPath(org), form, org.token)).statusCode).toBe(204);
+    expect(await reportsOf()).toHaveLength(1);
+    await send(new Date(claimedAt.getTime() + 11 * 60_000));
+    expect(await messageRow(org, m.id)).toMatchObject({ status: 'failed', errorCode: 'UNKNOWN_OUTCOME' });
+    expect(await reportsOf()).toHaveLength(1);
+    await send(new Date(Date.now() + 25 * 60 * 60_000));
+    t = Math.max(t, Date.now() + 25 * 60 * 60_000);
+    expect(await reportsOf()).toEqual([]);
+  });
+
   it('status: signature checked (403, nothing written), unknown org 404, unknown MessageSid 204, only forward', async () => {
     const org = await smsTenant();
     const id = await customer(org, '(415) 555-2679');

@@ -37,6 +37,13 @@ export interface TwilioStandIn {
   script: ScriptedAnswer[];
   /** Credentials Twilio knows (AccountSid → auth token); others are refused 401 (code 20003). */
   accounts: Map<string, string>;
+  /** Any credentials are known (the docs' walkthrough, whose organizations pick their own). */
+  acceptAnyAccount: boolean;
+  /**
+   * Runs after a text is accepted and before Twilio's answer leaves: what Twilio does when it
+   * calls the status callback before the sender has recorded the MessageSid.
+   */
+  beforeAnswer: ((accepted: { sid: string; to: string; statusCallback: string | undefined }) => Promise<void>) | null;
   close(): Promise<void>;
 }
 
@@ -51,7 +58,14 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startTwilioStandIn(): Promise<TwilioStandIn> {
   let n = 0;
-  const state: Omit<TwilioStandIn, 'env' | 'close'> = { requests: [], accepted: [], script: [], accounts: new Map() };
+  const state: Omit<TwilioStandIn, 'env' | 'close'> = {
+    requests: [],
+    accepted: [],
+    script: [],
+    accounts: new Map(),
+    acceptAnyAccount: false,
+    beforeAnswer: null,
+  };
   const server: Server = createServer(async (req, res) => {
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://stand-in');
@@ -72,7 +86,8 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
     };
     const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(url.pathname);
     if (!m || request.method !== 'POST') return answer(404, { code: 20404, message: 'Not found', status: 404 });
-    if (state.accounts.get(request.accountSid) !== request.authToken || m[1] !== request.accountSid) {
+    const known = state.acceptAnyAccount || state.accounts.get(request.accountSid) === request.authToken;
+    if (!known || m[1] !== request.accountSid) {
       return answer(401, { code: 20003, message: 'Authenticate', status: 401 });
     }
     const scripted = state.script.shift();
@@ -93,6 +108,7 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
       accountSid: request.accountSid,
       at: Date.now(),
     });
+    await state.beforeAnswer?.({ sid, to: f.To ?? '', statusCallback: f.StatusCallback });
     answer(201, {
       sid,
       account_sid: request.accountSid,

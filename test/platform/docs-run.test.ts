@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTwilioStandIn, type TwilioStandIn } from '../messages/twilio-stand-in.js';
 import { processEnvironment, startServer, stop } from './processes.js';
 
 /**
@@ -31,6 +32,7 @@ const DOCS: { doc: string; worker?: boolean }[] = [
   { doc: 'docs/dashboard-exports.md', worker: true },
   { doc: 'docs/accounting.md' },
   { doc: 'docs/requests.md' },
+  { doc: 'docs/messages.md', worker: true },
 ];
 
 const PRELUDE = `set -euo pipefail
@@ -88,12 +90,28 @@ function runTour(doc: string, base: string, cwd: string): void {
   ).toHaveLength(expected4xx);
 }
 
-/** A server on a free port of 127.0.0.1 whose BASE_URL is its real address (portal links are built from it). */
+/**
+ * Twilio for every docs server: the stand-in of Twilio's API on 127.0.0.1 (docs/messages.md texts
+ * through it), taking whatever credentials a page configures.
+ */
+let twilio: TwilioStandIn | undefined;
+beforeAll(async () => {
+  twilio = await startTwilioStandIn();
+  twilio.acceptAnyAccount = true;
+});
+afterAll(async () => twilio?.close());
+
+/**
+ * A server on a free port of 127.0.0.1 whose BASE_URL is its real address (portal links are built
+ * from it, and Twilio's signatures are checked against it), texting through the Twilio stand-in.
+ */
 async function startDocsServer(label: string, worker: boolean) {
   const environment = await processEnvironment(label);
   const port = await freePort();
+  if (!twilio) throw new Error('the Twilio stand-in did not start');
   const server = await startServer({
     ...environment.env,
+    ...twilio.env,
     PORT: String(port),
     BASE_URL: `http://127.0.0.1:${port}`,
     RUN_WORKER: worker ? 'true' : 'false',

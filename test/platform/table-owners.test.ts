@@ -79,6 +79,7 @@ const OWNERS: Record<string, string> = {
   ledgerAccountMappings: 'ledger',
   mailJobs: 'mail',
   messages: 'messages',
+  messageStatusReports: 'messages',
   portalTokens: 'portal-links',
   vendors: 'vendors',
   purchaseOrders: 'purchase-orders',

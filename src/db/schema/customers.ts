@@ -41,6 +41,11 @@ export const customers = pgTable(
     anonymizedAt: timestamp('anonymized_at', { withTimezone: true, mode: 'date' }),
     /** `phone` parsed with the organization's country (platform/phones.ts); null when not a valid number. */
     phoneE164: text('phone_e164'),
+    /**
+     * The country `phoneE164` was read with; null with a phone: to be read again (drizzle/0047, a
+     * country change), by the worker task `customers.phones` (customers.phones.ts).
+     */
+    phoneCountry: text('phone_country'),
     /** The latest of customer_sms_consents: unknown | opted_in | opted_out. */
     smsConsent: text('sms_consent').notNull().default('unknown'),
     smsConsentSource: text('sms_consent_source'),
@@ -51,6 +56,9 @@ export const customers = pgTable(
   (t) => [
     primaryKey({ name: 'customers_pkey', columns: [t.organizationId, t.id] }),
     index('customers_org_phone_e164_idx').on(t.organizationId, t.phoneE164).where(sql`${t.phoneE164} IS NOT NULL`),
+    index('customers_phone_unread_idx')
+      .on(t.organizationId, t.id)
+      .where(sql`${t.phone} IS NOT NULL AND ${t.phoneCountry} IS NULL`),
     // Lists and their counts only ever read live customers: a partial index keeps both index-only at scale.
     // Ascending on purpose: Drizzle's .desc() emits DESC NULLS LAST, which cannot serve `ORDER BY … DESC`
     // (NULLS FIRST); a backward scan of an ascending index can.

@@ -61,3 +61,24 @@ export const messages = pgTable(
     index('messages_org_handed_idx').on(t.organizationId, t.handedAt).where(sql`${t.handedAt} IS NOT NULL`),
   ],
 );
+
+/**
+ * A Twilio status callback that came before its text's MessageSid was recorded (Twilio called
+ * back before the worker's commit): kept by MessageSid, applied when the worker records the id
+ * (operations.md §10, drizzle/0048). One row per MessageSid, the furthest status reported.
+ */
+export const messageStatusReports = pgTable(
+  'message_status_reports',
+  {
+    organizationId: organizationId(),
+    providerId: text('provider_id').notNull(),
+    status: text('status').notNull(),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: 'message_status_reports_pkey', columns: [t.organizationId, t.providerId] }),
+    index('message_status_reports_received_idx').on(t.receivedAt),
+  ],
+);

@@ -6,10 +6,9 @@ import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
-import { toE164 } from '../../platform/phones.js';
 import { next, statesAccepting, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { getOrgSettings } from '../settings/settings.service.js';
+import { parsedPhone } from './customers.phones.js';
 import type {
   CreateCustomerInput,
   CustomerType,
@@ -122,11 +121,6 @@ async function writeSearchText(ctx: Ctx, row: Row, text: string) {
     });
 }
 
-/** `phone` in E.164, read with the organization's `country` (operations.md §10); null when not a valid number. */
-async function phoneE164Of(ctx: Ctx, phone: string): Promise<string | null> {
-  return toE164(phone, (await getOrgSettings(ctx)).country);
-}
-
 const live = (ctx: Ctx, id: string) =>
   and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id), isNull(customers.deletedAt));
 
@@ -141,10 +135,10 @@ export async function createCustomer(ctx: Ctx, input: CreateCustomerInput): Prom
   const values = columnsOf(input) as Partial<Row> & { firstName: string };
   const id = newId('cus');
   const searchText = searchTextOfRow({ lastName: null, email: null, phone: null, ...values });
-  const phoneE164 = values.phone ? await phoneE164Of(ctx, values.phone) : null;
+  const phone = await parsedPhone(ctx, values.phone);
   const [row] = await ctx.tx
     .insert(customers)
-    .values({ ...values, id, organizationId: ctx.organizationId, searchText, phoneE164 })
+    .values({ ...values, id, organizationId: ctx.organizationId, searchText, ...phone })
     .returning();
   const created = row as Row;
   await writeSearchText(ctx, created, searchText);
@@ -281,7 +275,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
   const changes = columnsOf(input);
   const merged = { ...current, ...changes };
   const searchText = searchTextOfRow(merged);
-  if (changes.phone !== undefined) changes.phoneE164 = changes.phone ? await phoneE164Of(ctx, changes.phone) : null;
+  if (changes.phone !== undefined) Object.assign(changes, await parsedPhone(ctx, changes.phone));
   const [row] = await ctx.tx
     .update(customers)
     .set({ ...changes, searchText, updatedAt: new Date() })
@@ -375,6 +369,7 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<{ custome
     additionalEmails: [],
     phone: null,
     phoneE164: null,
+    phoneCountry: null,
     secondaryPhone: null,
     billingAddress: null,
     billingCity: null,

@@ -1,13 +1,9 @@
-import { and, eq } from 'drizzle-orm';
-import { messages } from '../../db/schema/index.js';
 import { invalidField } from '../../platform/errors.js';
-import { take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { customerByPhoneE164, recordSmsConsent } from '../customers/customers.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { emitMessageEvent, insertMessage, textingBlockers } from './messages.service.js';
-import { messageMachine, PROVIDER_STATUS_RANK } from './messages.states.js';
-import { TWILIO_OPTED_OUT } from './messages.tasks.js';
+import { reportStatus } from './messages.status-reports.js';
 import type { TwilioDeps } from './messages.twilio.js';
 
 /*
@@ -23,59 +19,22 @@ const required = (form: TwilioForm, field: string): string => {
   return value;
 };
 
-/** Twilio's MessageStatus → the move of our machine, for the final statuses. */
-const MOVES: Readonly<Record<string, 'deliver' | 'undeliver' | 'fail'>> = {
-  delivered: 'deliver',
-  read: 'deliver',
-  undelivered: 'undeliver',
-  failed: 'fail',
-};
-
 /**
  * A status callback: the text with that MessageSid moves forward only (a late `sent` after
- * `delivered` is ignored, a repeat changes nothing); an unknown MessageSid changes nothing.
- * delivered → message.delivered; undelivered / failed → message.failed (21610 also opts the
- * customer out).
+ * `delivered` is ignored, a repeat changes nothing); delivered → message.delivered; undelivered /
+ * failed → message.failed (21610 also opts the customer out). A callback that beat the worker's
+ * commit of the MessageSid is kept and applied when the id is recorded; an unknown MessageSid
+ * changes nothing (messages.status-reports.ts).
  */
 export async function applyStatusCallback(ctx: Ctx, form: TwilioForm): Promise<void> {
   const sid = required(form, 'MessageSid');
-  const reported = required(form, 'MessageStatus').toLowerCase();
-  const [row] = await ctx.tx
-    .select()
-    .from(messages)
-    .where(
-      and(
-        eq(messages.organizationId, ctx.organizationId),
-        eq(messages.providerId, sid),
-        eq(messages.direction, 'outbound'),
-      ),
-    )
-    .for('update');
-  if (!row) return;
-  const rank = PROVIDER_STATUS_RANK[reported];
-  const current = PROVIDER_STATUS_RANK[row.status] ?? Number.POSITIVE_INFINITY;
-  const move = MOVES[reported];
-  if (rank === undefined || rank <= current || !move) return;
-  const errorCode = form.ErrorCode?.trim() || null;
-  const [updated] = await ctx.tx
-    .update(messages)
-    .set({
-      status: take(messageMachine, 'sent', move),
-      ...(move === 'deliver' ? { deliveredAt: new Date() } : {}),
-      ...(errorCode ? { errorCode, errorMessage: form.ErrorMessage?.trim() || `Twilio reported ${reported}` } : {}),
-      updatedAt: new Date(),
-    })
-    .where(and(eq(messages.organizationId, ctx.organizationId), eq(messages.id, row.id)))
-    .returning();
-  if (!updated) return;
-  if (errorCode === String(TWILIO_OPTED_OUT) && updated.customerId) {
-    await recordSmsConsent(ctx, updated.customerId, {
-      status: 'opted_out',
-      source: 'keyword',
-      evidence: `Twilio error ${TWILIO_OPTED_OUT} for ${updated.id}: the number opted out at the carrier`,
-    });
-  }
-  await emitMessageEvent(ctx, move === 'deliver' ? 'message.delivered' : 'message.failed', updated);
+  const status = required(form, 'MessageStatus').toLowerCase();
+  await reportStatus(
+    ctx,
+    sid,
+    { status, errorCode: form.ErrorCode?.trim() || null, errorMessage: form.ErrorMessage?.trim() || null },
+    form.To?.trim() || undefined,
+  );
 }
 
 const STOP = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT']);

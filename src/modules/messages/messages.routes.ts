@@ -162,7 +162,7 @@ async function twilioCallbackRoutes(fastify: FastifyInstance, { deps }: { deps: 
       config: { access: 'public', errors: [403] },
       schema: schema(
         'Twilio status callback (no session; X-Twilio-Signature checked)',
-        'Set by the worker as each text’s statusCallback. A missing or wrong signature → 403 with nothing written; an unknown organization → 404; an unknown MessageSid → 204 with nothing written. Status moves only forward (a repeat or a late `sent` is a no-op). delivered → message.delivered; undelivered/failed → message.failed; ErrorCode 21610 opts the customer out.',
+        'Set by the worker as each text’s statusCallback. A missing or wrong signature → 403 with nothing written; an unknown organization → 404; an unknown MessageSid → 204 with nothing written. A status that arrives before the worker recorded the MessageSid (Twilio called back before that commit) is kept and applied when the id is recorded, never lost. Status moves only forward (a repeat or a late `sent` is a no-op). delivered → message.delivered; undelivered/failed → message.failed; ErrorCode 21610 opts the customer out.',
         { 204: NoContent },
       ),
     },

@@ -10,9 +10,11 @@ import { findCustomer, recordSmsConsent } from '../customers/customers.refs.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { emitMessageEvent, type MessageRow, textingBlockers } from './messages.service.js';
 import { messageMachine } from './messages.states.js';
+import { dropStaleStatusReports, recordProviderId } from './messages.status-reports.js';
 import {
   RestException,
   statusCallbackPath,
+  TWILIO_OPTED_OUT,
   type TwilioDeps,
   twilioClient,
   twilioCredentials,
@@ -29,8 +31,7 @@ const FIRST_RETRY_MS = 5_000;
 export const STUCK_SENDING_MS = 10 * 60_000;
 /** At most one text a second per organization is handed to Twilio. */
 export const PACE_MS = 1_000;
-/** Twilio's "the number opted out at the carrier" (the recipient texted STOP to the sender). */
-export const TWILIO_OPTED_OUT = 21610;
+export { TWILIO_OPTED_OUT };
 
 export const textRetryDelayMs = (attempts: number) => FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1);
 
@@ -167,13 +168,8 @@ async function deliver(database: Database, deps: TwilioDeps, msg: MessageRow, no
   }
   await actor(async (ctx) => {
     if (outcome.kind === 'accepted') {
-      await finish(ctx, msg, {
-        status: take(messageMachine, 'sending', 'accept'),
-        providerId: outcome.sid,
-        sentAt: new Date(),
-        errorCode: null,
-        errorMessage: null,
-      });
+      // With the id, a status Twilio reported before this commit is applied (messages.status-reports.ts).
+      await recordProviderId(ctx, msg, outcome.sid, { sentAt: new Date(), errorCode: null, errorMessage: null });
       return;
     }
     if (outcome.kind === 'retry') {
@@ -252,6 +248,7 @@ export async function sendDueTexts(
 ): Promise<number> {
   const clock = typeof now === 'function' ? now : () => now;
   await failStuckTexts(database, clock());
+  await dropStaleStatusReports(database, clock());
   let claimed = 0;
   while (claimed < limit) {
     const at = clock();

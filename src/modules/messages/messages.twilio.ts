@@ -71,5 +71,8 @@ export function twilioClient(credentials: { accountSid: string; authToken: strin
 export const statusCallbackPath = (organizationId: string) => `/api/sms/twilio/${organizationId}/status`;
 export const inboundPath = (organizationId: string) => `/api/sms/twilio/${organizationId}/inbound`;
 
+/** Twilio's "the number opted out at the carrier" (the recipient texted STOP to the sender). */
+export const TWILIO_OPTED_OUT = 21610;
+
 export const { RestException } = twilio;
 export const validateTwilioRequest = twilio.validateRequest;
