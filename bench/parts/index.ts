@@ -8,6 +8,7 @@ import { jobsBench } from './jobs.js';
 import { ledgerJournalBench } from './ledger-journal.js';
 import { publicRequestsBench } from './public-requests.js';
 import { schedulesBench } from './schedules.js';
+import { textsBench } from './texts.js';
 import { webhooksBench } from './webhooks.js';
 import { winterRoutesBench } from './winter-routes.js';
 
@@ -24,4 +25,5 @@ export const benchParts: BenchPart[] = [
   dashboardBench,
   ledgerJournalBench,
   publicRequestsBench,
+  textsBench,
 ];

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { WorkerTask } from '../../background/runner.js';
 import type { Database } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
@@ -23,7 +23,8 @@ import {
 
 const TASK = 'messages.send';
 const ACTOR = systemActor(TASK);
-const BATCH = 50;
+/** Texts one run of the task claims at most (it runs again at once when it claimed any). */
+const BATCH = 500;
 /** Twilio answering 429/5xx: this many tries in all, then failed. */
 export const MAX_TEXT_ATTEMPTS = 3;
 const FIRST_RETRY_MS = 5_000;
@@ -32,66 +33,80 @@ export const STUCK_SENDING_MS = 10 * 60_000;
 /** At most one text a second per organization is handed to Twilio. */
 export const PACE_MS = 1_000;
 export { TWILIO_OPTED_OUT };
+/** A text `sending` longer than this lost its worker (the SDK gives up after 15 s): it no longer holds the pace. */
+const IN_FLIGHT_MS = 30_000;
 
 export const textRetryDelayMs = (attempts: number) => FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1);
 
+/** Organizations whose next text one claim takes at once (one text each), handed to Twilio side by side. */
+export const CLAIM_BATCH = 100;
+/** Texts in flight to Twilio at once from one worker (no transaction is open while Twilio answers). */
+export const SEND_CONCURRENCY = 32;
+
 /**
- * Claims the oldest due text of the organization that waited longest, and commits it `sending`
- * before anything is sent (at most once: a worker that dies after calling Twilio leaves a
- * `sending` text, which the sweep fails with UNKNOWN_OUTCOME and nobody re-sends). The candidates
- * are one per organization (oldest due first), so no organization waits behind another's queue; an
- * organization that was handed a text less than a second ago is passed over (the pace). The pace
- * check and the claim hold a transaction-scoped advisory lock on the organization, so two workers
- * never hand two texts of one organization inside the same second.
+ * Claims the oldest due text of each of up to `limit` organizations (those that waited longest
+ * first), and commits them `sending` before anything is sent (at most once: a worker that dies
+ * after calling Twilio leaves a `sending` text, which the sweep fails with UNKNOWN_OUTCOME and
+ * nobody re-sends). One text per organization per claim, the organizations served longest ago (or
+ * never) first, so no organization waits behind another's queue; an organization handed a text
+ * less than a second ago (or whose last text Twilio accepted less than a second ago, or is still
+ * answering) is passed over (the pace). Each organization taken holds a transaction-scoped advisory lock from the first
+ * statement (which picks and locks) to the commit, and the second statement (a new snapshot, so
+ * it sees every claim committed before the lock was had) checks the pace again as it claims: two
+ * workers never hand two texts of one organization inside the same second.
  */
-export async function claimText(database: Database, now: Date): Promise<MessageRow | undefined> {
+export async function claimTexts(database: Database, now: Date, limit = CLAIM_BATCH): Promise<MessageRow[]> {
   const at = sql`${now.toISOString()}::timestamptz`;
+  const paced = sql`${at} - ${PACE_MS} * interval '1 millisecond'`;
+  // The pace counts from Twilio's answer too: a text still on its way (sending, for at most the
+  // SDK's time-out) or accepted less than a second ago holds the organization's next one, so two
+  // texts never reach Twilio closer than a second even when the first one's request was slow.
+  const recent = (org: SQL) => sql`
+    SELECT 1 FROM messages h
+    WHERE h.organization_id = ${org} AND h.handed_at > ${at} - ${IN_FLIGHT_MS} * interval '1 millisecond'
+      AND (h.handed_at > ${paced} OR h.sent_at > ${paced} OR h.status = 'sending')`;
   return asPlatform(database.db, async (tx) => {
-    const orgs = rowsOf<{ organization_id: string }>(
+    const picked = rowsOf<{ organization_id: string; id: string }>(
       await tx.execute(sql`
-        SELECT organization_id FROM (
-          SELECT DISTINCT ON (m.organization_id) m.organization_id, m.next_attempt_at
+        WITH due AS (
+          SELECT DISTINCT ON (m.organization_id) m.organization_id, m.id, m.next_attempt_at
           FROM messages m
           WHERE m.status = 'queued' AND m.next_attempt_at <= ${at}
-          ORDER BY m.organization_id, m.next_attempt_at
-        ) due
-        WHERE NOT EXISTS (
-          SELECT 1 FROM messages h
-          WHERE h.organization_id = due.organization_id AND h.handed_at > ${at} - ${PACE_MS} * interval '1 millisecond'
+          ORDER BY m.organization_id, m.next_attempt_at, m.id
+        ), ready AS MATERIALIZED (
+          SELECT due.organization_id, due.id FROM due
+          WHERE NOT EXISTS (${recent(sql`due.organization_id`)})
+          ORDER BY (SELECT max(l.handed_at) FROM messages l WHERE l.organization_id = due.organization_id) NULLS FIRST,
+                   due.next_attempt_at, due.id
+          LIMIT ${limit}
         )
-        ORDER BY due.next_attempt_at
-        LIMIT 20`),
+        SELECT organization_id, id FROM ready
+        WHERE pg_try_advisory_xact_lock(hashtext(${TASK}), hashtext(ready.organization_id))`),
     );
-    for (const { organization_id: organizationId } of orgs) {
-      const locked = rowsOf<{ ok: boolean }>(
-        await tx.execute(sql`SELECT pg_try_advisory_xact_lock(hashtext(${TASK}), hashtext(${organizationId})) AS ok`),
-      );
-      if (!locked[0]?.ok) continue;
-      const claimed = rowsOf<{ id: string }>(
-        await tx.execute(sql`
-          UPDATE messages SET status = ${take(messageMachine, 'queued', 'claim')}, handed_at = ${at},
-                 attempts = attempts + 1, updated_at = ${at}
-          WHERE organization_id = ${organizationId} AND id = (
-            SELECT id FROM messages
-            WHERE organization_id = ${organizationId} AND status = 'queued' AND next_attempt_at <= ${at}
-            ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
-          )
-          AND NOT EXISTS (
-            SELECT 1 FROM messages h
-            WHERE h.organization_id = ${organizationId} AND h.handed_at > ${at} - ${PACE_MS} * interval '1 millisecond'
-          )
-          RETURNING id`),
-      );
-      const id = claimed[0]?.id;
-      if (!id) continue;
-      const [row] = await tx
-        .select()
-        .from(messages)
-        .where(and(eq(messages.organizationId, organizationId), eq(messages.id, id)));
-      return row;
-    }
-    return undefined;
+    if (picked.length === 0) return [];
+    const pairs = sql.join(
+      picked.map((p) => sql`(${p.organization_id}, ${p.id})`),
+      sql`, `,
+    );
+    return tx
+      .update(messages)
+      .set({
+        status: take(messageMachine, 'queued', 'claim'),
+        handedAt: now,
+        attempts: sql`${messages.attempts} + 1`,
+        updatedAt: now,
+      })
+      .where(
+        sql`(messages.organization_id, messages.id) IN (${pairs}) AND messages.status = 'queued'
+          AND NOT EXISTS (${recent(sql`messages.organization_id`)})`,
+      )
+      .returning();
   });
+}
+
+/** One due text (the oldest of the organization that waited longest), claimed as claimTexts does. */
+export async function claimText(database: Database, now: Date): Promise<MessageRow | undefined> {
+  return (await claimTexts(database, now, 1))[0];
 }
 
 type Outcome =
@@ -235,10 +250,22 @@ export async function failStuckTexts(database: Database, now: Date): Promise<num
   });
 }
 
+/** Runs `fn` over `items`, at most `concurrency` at a time. */
+async function eachLimited<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
 /**
- * Sends up to `limit` due texts at `now` (a function moves time on between texts; tests pass a
+ * Sends up to `limit` due texts at `now` (a function moves time on between claims; tests pass a
  * later time to skip a backoff or the pace instead of waiting), after failing the stuck ones.
- * Returns how many texts it claimed. No transaction is open while Twilio is called.
+ * Each claim takes one text of up to CLAIM_BATCH organizations; they go to Twilio
+ * SEND_CONCURRENCY at a time. Returns how many texts it claimed. No transaction is open while
+ * Twilio is called.
  */
 export async function sendDueTexts(
   database: Database,
@@ -252,10 +279,10 @@ export async function sendDueTexts(
   let claimed = 0;
   while (claimed < limit) {
     const at = clock();
-    const msg = await claimText(database, at);
-    if (!msg) break;
-    await deliver(database, deps, msg, at);
-    claimed++;
+    const batch = await claimTexts(database, at, Math.min(CLAIM_BATCH, limit - claimed));
+    if (batch.length === 0) break;
+    await eachLimited(batch, SEND_CONCURRENCY, (msg) => deliver(database, deps, msg, at));
+    claimed += batch.length;
   }
   return claimed;
 }
