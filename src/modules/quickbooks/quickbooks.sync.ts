@@ -613,13 +613,19 @@ async function claim(database: Database, now: Date, limit: number): Promise<JobR
   });
 }
 
-/** Whether a later change of the same record is waiting: this one is then passed over (the later carries the whole record). */
+/**
+ * Whether a later change of the same record is waiting: this one is then passed over (the later
+ * carries the whole record). The job's own created_at is read in the statement: a JavaScript Date
+ * would cut its microseconds and find the job later than itself.
+ */
 async function superseded(database: Database, job: JobRow): Promise<boolean> {
   const rows = await inTenant(database.db, job.organizationId, ACTOR, (ctx) =>
     ctx.tx.execute(sql`
       SELECT 1 FROM quickbooks_sync_jobs o
       WHERE o.organization_id = ${job.organizationId} AND o.entity = ${job.entity} AND o.entity_id = ${job.entityId}
-        AND o.status = 'pending' AND (o.created_at, o.id) > (${job.createdAt.toISOString()}::timestamptz, ${job.id})
+        AND o.status = 'pending'
+        AND (o.created_at, o.id) > (SELECT j.created_at, j.id FROM quickbooks_sync_jobs j
+                                    WHERE j.organization_id = ${job.organizationId} AND j.id = ${job.id})
       LIMIT 1`),
   );
   return rowsOf(rows).length > 0;
