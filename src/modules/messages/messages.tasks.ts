@@ -33,6 +33,7 @@ export const STUCK_SENDING_MS = 10 * 60_000;
 /** At most one text a second per organization is handed to Twilio. */
 export const PACE_MS = 1_000;
 export { TWILIO_OPTED_OUT };
+
 /** A text `sending` longer than this lost its worker (the SDK gives up after 15 s): it no longer holds the pace. */
 const IN_FLIGHT_MS = 30_000;
 
