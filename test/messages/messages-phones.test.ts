@@ -37,7 +37,7 @@ describe('customers’ phones in E.164', () => {
     for (let i = 0; i < 7; i++) made.push(await customer(owner, `(415) 555-26${String(10 + i)}`));
     const bad = await customer(owner, '555-01');
     const ids = [...made.map((c) => c.id), bad.id];
-    // As they were before drizzle/0039 and 0047: a phone, nothing read.
+    // As they were before drizzle/0039 and 0045: a phone, nothing read.
     await h.admin.db
       .update(customers)
       .set({ phoneE164: null, phoneCountry: null })

@@ -88,7 +88,7 @@ export async function distributionFindings(database: Database, schema = 'public'
     UNION ALL
     -- No triggers, on any table: on Citus a trigger runs on the node holding the shard, where a
     -- statement on another table is a distributed query from a query on a shard (refused), and a
-    -- pg_notify is not heard by the coordinator's listeners (drizzle/0042, 0049; docs/scaling.md).
+    -- pg_notify is not heard by the coordinator's listeners (drizzle/0042, 0047; docs/scaling.md).
     SELECT format('%s: trigger %s (Citus runs it on the shard; no triggers)', t.relname, tg.tgname)
     FROM t JOIN pg_trigger tg ON tg.tgrelid = t.oid
     WHERE NOT tg.tgisinternal

@@ -172,7 +172,7 @@ describe('ledger: period close and reopen', () => {
 
   it('every entry passes the check: postEntry refuses one dated in the closed period, and nothing else inserts entries', async () => {
     // The check itself, called as any future code path would call it (no trigger backs it up
-    // since drizzle/0049: on Citus a trigger cannot read ledger_closes; docs/scaling.md).
+    // since drizzle/0047: on Citus a trigger cannot read ledger_closes; docs/scaling.md).
     const attempt = inTenant(
       h.database.db,
       owner.organizationId,

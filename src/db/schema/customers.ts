@@ -42,7 +42,7 @@ export const customers = pgTable(
     /** `phone` parsed with the organization's country (platform/phones.ts); null when not a valid number. */
     phoneE164: text('phone_e164'),
     /**
-     * The country `phoneE164` was read with; null with a phone: to be read again (drizzle/0047, a
+     * The country `phoneE164` was read with; null with a phone: to be read again (drizzle/0045, a
      * country change), by the worker task `customers.phones` (customers.phones.ts).
      */
     phoneCountry: text('phone_country'),

@@ -57,7 +57,7 @@ export const ledgerLines = pgTable(
  * The day an organization's books are closed through (operations.md §11), one row per
  * organization, created on first need by `ledger_close_lock` (drizzle/0041_ledger_close.sql).
  * Postings lock it FOR SHARE and refuse an entry dated on or before `closedThrough`, a close or
- * reopen locks it FOR UPDATE (no trigger: drizzle/0049).
+ * reopen locks it FOR UPDATE (no trigger: drizzle/0047).
  */
 export const ledgerCloses = pgTable(
   'ledger_closes',

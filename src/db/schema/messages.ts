@@ -65,7 +65,7 @@ export const messages = pgTable(
 /**
  * A Twilio status callback that came before its text's MessageSid was recorded (Twilio called
  * back before the worker's commit): kept by MessageSid, applied when the worker records the id
- * (operations.md §10, drizzle/0048). One row per MessageSid, the furthest status reported.
+ * (operations.md §10, drizzle/0046). One row per MessageSid, the furthest status reported.
  */
 export const messageStatusReports = pgTable(
   'message_status_reports',

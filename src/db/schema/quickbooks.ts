@@ -2,7 +2,7 @@ import { bigint, index, integer, json, pgTable, primaryKey, text, timestamp, uni
 import { createdAt, organizationId, updatedAt } from './columns.js';
 
 /*
- * QuickBooks Online sync, one way (operations.md §11, drizzle/0052). Written only by
+ * QuickBooks Online sync, one way (operations.md §11, drizzle/0049). Written only by
  * src/modules/quickbooks/.
  */
 

@@ -12,7 +12,7 @@ import { getOrgSettings } from '../settings/settings.service.js';
  * A customer's `phoneE164` is its `phone` read with the organization's `country` (operations.md
  * §10), and `phone_country` says which country it was read with; NULL (with a phone) means "to be
  * read again": the customers made before drizzle/0039 (which have a phone and no phoneE164), every
- * customer once drizzle/0047 added the column, and every customer of an organization whose
+ * customer once drizzle/0045 added the column, and every customer of an organization whose
  * country changed (the settings change marks them in its own transaction: src/flows/update-settings.ts).
  * The worker (`customers.phones`) and `npm run admin -- backfill-phones` read them in batches;
  * running either again finds nothing left to do.

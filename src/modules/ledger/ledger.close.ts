@@ -15,7 +15,7 @@ import { getOrgSettings } from '../settings/settings.service.js';
  * a close waits for the postings in flight to commit, and a posting that started after the
  * close waits for it and then sees the new date: no line ever lands in a closed period. Every
  * entry is inserted by postEntry, after that check (the trigger that backed it up is gone since
- * drizzle/0049: on Citus a trigger cannot read another distributed table; docs/scaling.md).
+ * drizzle/0047: on Citus a trigger cannot read another distributed table; docs/scaling.md).
  */
 
 /** The 409 for a date in the closed period, naming the request's field that carries it. */
