@@ -464,7 +464,7 @@ export interface paths {
         head?: never;
         /**
          * Change some settings (owner/admin); plan is read-only
-         * @description Fields not sent keep their value.
+         * @description Fields not sent keep their value. Changing `country` reads every customer’s phone again with the new country (phoneE164), in the background within seconds.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
          */
@@ -773,6 +773,28 @@ export interface paths {
         patch: operations["updateService"];
         trace?: never;
     };
+    "/api/services/{id}/reprice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a service’s price and carry it to the schedules that use it, from a date
+         * @description The catalog price changes at once (lines written from now on). Every active or paused schedule with a line naming the service takes the new price on those lines, and its visits already made, dated on or after `from`, still scheduled, not invoiced and not edited one by one, are rewritten with it; earlier, started, completed, invoiced and hand-edited visits, one-off jobs, invoices and estimates keep their price. `from` (default today) runs from today to the end of the visit horizon. The answer lists each schedule repriced with its lines’ old and new prices and how many visits changed; `dryRun: true` answers the same and writes nothing. 404 for a service of another organization, 409 INVALID_STATE for an inactive one. No event: the catalog has none for services or schedules, and rewritten visits emit none, as a schedule PATCH.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan).
+         */
+        post: operations["repriceService"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/invoices": {
         parameters: {
             query?: never;
@@ -895,8 +917,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Email the invoice with a portal link (draft → sent; re-sends keep the status)
-         * @description Emits invoice.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.
+         * Email and/or text the invoice’s portal link (draft → sent; re-sends keep the status)
+         * @description Emits invoice.sent on the first send. `channels` (default ["email"]): "email" queues the mail (with the PDF), sent in the background, retried while the mail server refuses (`lastEmail` shows how it went); "sms" queues a text with the link (kind invoice_link, held by the quiet hours, sent once by the worker). A customer who cannot be texted → 409 naming what is missing, and nothing is sent or written.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -1339,8 +1361,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Email the estimate with a portal link (draft → sent; re-sends keep sent/viewed)
-         * @description Emits estimate.sent on the first send. The mail (with the PDF) is queued and sent in the background, retried while the mail server refuses; `lastEmail` shows how it went.
+         * Email and/or text the estimate’s portal link (draft → sent; re-sends keep sent/viewed)
+         * @description Emits estimate.sent on the first send. `channels` (default ["email"]): "email" queues the mail (with the PDF), sent in the background, retried while the mail server refuses (`lastEmail` shows how it went); "sms" queues a text with the link (kind estimate_link, held by the quiet hours, sent once by the worker). A customer who cannot be texted → 409 naming what is missing, and nothing is sent or written.
          *
          *     Needs a session with an active organization, or an API key (Business plan).
          */
@@ -3301,6 +3323,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/integrations/quickbooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The QuickBooks Online connection: status, company, last sync, records failing
+         * @description Owner/admin only.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getIntegrationsQuickbooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrations/quickbooks/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start connecting QuickBooks Online: the Intuit page to send the owner to
+         * @description Owner/admin only. The answer’s authorizeUrl carries a signed state bound to this organization and person, good for 10 minutes; Intuit sends the owner back to the callback. 409 INVALID_STATE when the server has no QuickBooks app keys (QUICKBOOKS_CLIENT_ID, QUICKBOOKS_CLIENT_SECRET).
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createIntegrationsQuickbooksConnect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrations/quickbooks/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where Intuit sends the owner back: stores the connection (tokens sealed)
+         * @description Owner/admin only, the same organization and person that called connect. A state not issued here or older than 10 minutes → 400, one made for another organization or person → 403, Intuit refusing the code → 409; nothing is written then. On success every customer, invoice (out of draft) and payment of the organization starts syncing, older ones included.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["getIntegrationsQuickbooksCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrations/quickbooks/disconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disconnect QuickBooks Online (revokes the grant at Intuit)
+         * @description Owner/admin only. The records not yet synced are dropped; what QuickBooks already has stays there. Connecting the same company again updates those records instead of making them twice. Answers the status (disconnected), also when nothing was connected.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["createIntegrationsQuickbooksDisconnect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrations/quickbooks/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The records sent to QuickBooks, newest first; status=failed lists what did not sync, with QuickBooks’ own error
+         * @description Owner/admin only.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        get: operations["listIntegrationsQuickbooksRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrations/quickbooks/records/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a failed record to QuickBooks again
+         * @description Owner/admin only. A failed record goes back to pending from its first attempt (fix the cause in QuickBooks first, e.g. reopen its closed period). Not failed → 409; unknown → 404.
+         *
+         *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
+         */
+        post: operations["retryIntegrationsQuickbooksRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/winter-routes": {
         parameters: {
             query?: never;
@@ -3878,7 +4032,7 @@ export interface paths {
         put?: never;
         /**
          * Twilio status callback (no session; X-Twilio-Signature checked)
-         * @description Set by the worker as each text’s statusCallback. A missing or wrong signature → 403 with nothing written; an unknown organization → 404; an unknown MessageSid → 204 with nothing written. Status moves only forward (a repeat or a late `sent` is a no-op). delivered → message.delivered; undelivered/failed → message.failed; ErrorCode 21610 opts the customer out.
+         * @description Set by the worker as each text’s statusCallback. A missing or wrong signature → 403 with nothing written; an unknown organization → 404; an unknown MessageSid → 204 with nothing written. A status that arrives before the worker recorded the MessageSid (Twilio called back before that commit) is kept and applied when the id is recorded, never lost. Status moves only forward (a repeat or a late `sent` is a no-op). delivered → message.delivered; undelivered/failed → message.failed; ErrorCode 21610 opts the customer out.
          *
          *     No credentials needed.
          */
@@ -10356,6 +10510,121 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    repriceService: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The new price per unit, at most two decimals (e.g. 48.50) */
+                    unitPrice: number;
+                    /**
+                     * @description The first visit date at the new price; default today. From today to the end of the visit horizon (today + visitHorizonDays). A date (YYYY-MM-DD), or an ISO 8601 date-time with an offset (Z or ±hh:mm), which is taken as its calendar date in the organization's timezone
+                     * @example 2026-05-01
+                     * @example 2026-03-01T02:00:00Z
+                     */
+                    from?: string;
+                    /** @description true: answer what would change and write nothing; default false */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            service: {
+                                /** @description svc_… */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                /** @enum {unknown} */
+                                unit: "each" | "hour" | "visit" | "sqft" | "acre" | "yard" | "month" | "other";
+                                /** @description Two decimals at most */
+                                unitPrice: number;
+                                taxable: boolean;
+                                active: boolean;
+                                bookable: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 date-time, UTC
+                                 */
+                                updatedAt: string;
+                            };
+                            oldUnitPrice: number;
+                            /**
+                             * Format: date
+                             * @description The first visit date at the new price
+                             * @example 2026-05-01
+                             */
+                            from: string;
+                            /** @description true: nothing was written */
+                            dryRun: boolean;
+                            /** @description The active and paused schedules whose lines name the service and had another price */
+                            schedules: {
+                                /** @description sch_… */
+                                id: string;
+                                title: string;
+                                customerId: string;
+                                status: "active" | "paused";
+                                /** @description The lines naming the service whose price changed */
+                                lines: {
+                                    /** @description The line's position in the schedule's lineItems (from 0) */
+                                    index: number;
+                                    description: string;
+                                    quantity: number;
+                                    oldUnitPrice: number;
+                                    unitPrice: number;
+                                    oldAmount: number;
+                                    amount: number;
+                                }[];
+                                /** @description A visit's total before */
+                                oldTotal: number;
+                                /** @description A visit's total after */
+                                total: number;
+                                /** @description Visits already made, dated on or after from, still scheduled, not invoiced and not edited one by one, that take the new price */
+                                visitsRepriced: number;
+                            }[];
+                            /** @description The sum of the schedules’ visitsRepriced */
+                            visitsRepriced: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listInvoices: {
         parameters: {
             query?: {
@@ -11773,7 +12042,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never> | null;
+                "application/json": {
+                    /** @description How the link reaches the customer: "email" (the mail with the PDF), "sms" (a text with the link, through the messages outbox), or both. Default ["email"]. With "sms", a customer who cannot be texted (no smsConsent opted_in, no valid phoneE164, texting off or Twilio not configured) → 409 INVALID_STATE naming what is missing, and nothing is sent or written, no mail either. */
+                    channels?: ("email" | "sms")[];
+                } | null;
             };
         };
         responses: {
@@ -11897,8 +12169,10 @@ export interface operations {
                             }[];
                             /** @description The customer’s link (also emailed) */
                             portalUrl: string;
-                            /** @description Addresses mailed; empty when the customer has no email (share portalUrl by hand) */
+                            /** @description Addresses mailed; empty when the customer has no email (share portalUrl by hand) or channels left out "email" */
                             emailedTo: string[];
+                            textedTo: string | null;
+                            textMessageId: string | null;
                         };
                     };
                 };
@@ -14965,7 +15239,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never> | null;
+                "application/json": {
+                    /** @description How the link reaches the customer: "email" (the mail with the PDF), "sms" (a text with the link, through the messages outbox), or both. Default ["email"]. With "sms", a customer who cannot be texted (no smsConsent opted_in, no valid phoneE164, texting off or Twilio not configured) → 409 INVALID_STATE naming what is missing, and nothing is sent or written, no mail either. */
+                    channels?: ("email" | "sms")[];
+                } | null;
             };
         };
         responses: {
@@ -15066,8 +15343,10 @@ export interface operations {
                             } | null;
                             /** @description The customer’s link (also emailed) */
                             portalUrl: string;
-                            /** @description Addresses mailed; empty when the customer has no email */
+                            /** @description Addresses mailed; empty when the customer has no email or channels left out "email" */
                             emailedTo: string[];
+                            textedTo: string | null;
+                            textMessageId: string | null;
                         };
                     };
                 };
@@ -27735,6 +28014,343 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getIntegrationsQuickbooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description disconnected | connected | error (QuickBooks refused the refresh token: connect again)
+                             * @enum {string}
+                             */
+                            status: "disconnected" | "connected" | "error";
+                            realmId: string | null;
+                            connectedAt: string | null;
+                            lastSyncAt: string | null;
+                            lastError: string | null;
+                            /** @description Records waiting to sync */
+                            pending: number;
+                            /** @description Records that did not sync (see records?status=failed) */
+                            failing: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createIntegrationsQuickbooksConnect: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Intuit’s page to send the owner to; its state is good for 10 minutes, for this organization and person */
+                            authorizeUrl: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getIntegrationsQuickbooksCallback: {
+        parameters: {
+            query?: {
+                /** @description The authorization code (from Intuit) */
+                code?: string;
+                /** @description The state connect handed out */
+                state?: string;
+                /** @description The company authorized (from Intuit) */
+                realmId?: string;
+                /** @description Set by Intuit when the owner declined */
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description disconnected | connected | error (QuickBooks refused the refresh token: connect again)
+                             * @enum {string}
+                             */
+                            status: "disconnected" | "connected" | "error";
+                            realmId: string | null;
+                            connectedAt: string | null;
+                            lastSyncAt: string | null;
+                            lastError: string | null;
+                            /** @description Records waiting to sync */
+                            pending: number;
+                            /** @description Records that did not sync (see records?status=failed) */
+                            failing: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createIntegrationsQuickbooksDisconnect: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description disconnected | connected | error (QuickBooks refused the refresh token: connect again)
+                             * @enum {string}
+                             */
+                            status: "disconnected" | "connected" | "error";
+                            realmId: string | null;
+                            connectedAt: string | null;
+                            lastSyncAt: string | null;
+                            lastError: string | null;
+                            /** @description Records waiting to sync */
+                            pending: number;
+                            /** @description Records that did not sync (see records?status=failed) */
+                            failing: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listIntegrationsQuickbooksRecords: {
+        parameters: {
+            query?: {
+                /** @description pending | done | failed (all when absent) */
+                status?: "pending" | "done" | "failed";
+                /** @description Page number, from 1 (OFFSET paging; prefer startingAfter deep in a list) */
+                page?: number;
+                /** @description Page size, 1..100 */
+                limit?: number;
+                /** @description Cursor: the id of the last record of the previous page (Link rel="next" carries it). Not with page. An id that names no record of this list → 400 */
+                startingAfter?: string;
+                /** @description true: send X-Total-Count, the count of every record matching the filters (costs a count) */
+                includeTotal?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description qbj_… */
+                            id: string;
+                            /**
+                             * @description customer | invoice | payment
+                             * @enum {string}
+                             */
+                            entity: "customer" | "invoice" | "payment";
+                            /** @description Our record (cus_…, inv_…, pay_…) */
+                            entityId: string;
+                            /** @description The change that made this sync (customer.updated, invoice.sent, …) */
+                            eventType: string;
+                            /**
+                             * @description pending | done | failed
+                             * @enum {string}
+                             */
+                            status: "pending" | "done" | "failed";
+                            attempts: number;
+                            error: string | null;
+                            errorCode: string | null;
+                            quickbooksId: string | null;
+                            syncedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    retryIntegrationsQuickbooksRecord: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a POST safe to retry: the first response for this key (and the same request) is replayed for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description qbj_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description qbj_… */
+                            id: string;
+                            /**
+                             * @description customer | invoice | payment
+                             * @enum {string}
+                             */
+                            entity: "customer" | "invoice" | "payment";
+                            /** @description Our record (cus_…, inv_…, pay_…) */
+                            entityId: string;
+                            /** @description The change that made this sync (customer.updated, invoice.sent, …) */
+                            eventType: string;
+                            /**
+                             * @description pending | done | failed
+                             * @enum {string}
+                             */
+                            status: "pending" | "done" | "failed";
+                            attempts: number;
+                            error: string | null;
+                            errorCode: string | null;
+                            quickbooksId: string | null;
+                            syncedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 date-time, UTC
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
