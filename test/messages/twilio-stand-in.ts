@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startLocalServer } from '../stand-ins/local-server.js';
 
 /**
  * A small stand-in for Twilio's Messages API on 127.0.0.1, enough for what the service sends
@@ -47,15 +46,6 @@ export interface TwilioStandIn {
   close(): Promise<void>;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 export async function startTwilioStandIn(): Promise<TwilioStandIn> {
   let n = 0;
   const state: Omit<TwilioStandIn, 'env' | 'close'> = {
@@ -66,8 +56,7 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
     acceptAnyAccount: false,
     beforeAnswer: null,
   };
-  const server: Server = createServer(async (req, res) => {
-    const raw = await readBody(req);
+  const server = await startLocalServer(async (req, raw, res) => {
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const [user, pass] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
       .toString('utf8')
@@ -123,14 +112,8 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
       uri: `/2010-04-01/Accounts/${request.accountSid}/Messages/${sid}.json`,
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return Object.assign(state, {
-    env: { TWILIO_API_BASE: `http://127.0.0.1:${port}` },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    env: { TWILIO_API_BASE: server.origin },
+    close: server.close,
   });
 }

@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startLocalServer } from '../stand-ins/local-server.js';
 
 /**
  * A small stand-in for Stripe's HTTP API on 127.0.0.1, enough for the calls the
@@ -33,15 +32,6 @@ export interface StripeStandIn {
   /** Runs after Stripe made its answer and before the caller gets it (an event that outruns the answer). */
   beforeAnswer: ((r: StripeRequest, body: unknown) => Promise<void>) | undefined;
   close(): Promise<void>;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function stripeError(status: number, type: string, message: string, code?: string) {
@@ -133,9 +123,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     return stripeError(404, 'invalid_request_error', `Unrecognized request URL (${r.method}: ${r.path})`);
   };
 
-  const server: Server = createServer(async (req, res) => {
+  const server = await startLocalServer(async (req, raw, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const raw = await readBody(req);
     const form = Object.fromEntries(new URLSearchParams(raw));
     const header = (name: string) => {
       const v = req.headers[name];
@@ -161,11 +150,9 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     res.writeHead(result.status, { 'content-type': 'application/json', 'request-id': `req_${++n}` });
     res.end(JSON.stringify(result.body));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return Object.assign(state, {
-    env: { STRIPE_API_BASE: `http://127.0.0.1:${port}` },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    env: { STRIPE_API_BASE: server.origin },
+    close: server.close,
   });
 }

@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startLocalServer } from '../stand-ins/local-server.js';
 
 /**
  * A stand-in for Intuit on 127.0.0.1: the OAuth 2 endpoints `intuit-oauth` calls (token
@@ -43,15 +42,6 @@ export interface QboStandIn {
   /** Objects of an entity in a realm. */
   list(realm: string, entity: string): Obj[];
   close(): Promise<void>;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 const fault = (code: string, message: string, detail: string, type = 'ValidationFault') => ({
@@ -104,8 +94,7 @@ export async function startQboStandIn(): Promise<QboStandIn> {
     };
   };
 
-  const server: Server = createServer(async (req, res) => {
-    const raw = await readBody(req);
+  const server = await startLocalServer(async (req, raw, res) => {
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -269,9 +258,7 @@ export async function startQboStandIn(): Promise<QboStandIn> {
     return ok(name, obj);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = server.origin;
   return Object.assign(s, {
     env: {
       QUICKBOOKS_API_BASE: origin,
@@ -281,10 +268,6 @@ export async function startQboStandIn(): Promise<QboStandIn> {
     },
     expireAccessTokens: () => access.clear(),
     list: (realm: string, entity: string) => [...(company(realm).get(entity)?.values() ?? [])],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   });
 }
