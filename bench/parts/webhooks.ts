@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
@@ -66,11 +66,39 @@ function dispatchPost(agent: Agent, opts: Dispatcher.DispatchOptions): Promise<v
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
+/** Counts arrivals and resolves `until(n)` once `count()` reaches n (one waiter at a time). */
+function arrivals(count: () => number) {
+  let waiter: { n: number; resolve: () => void } | undefined;
+  return {
+    arrived: () => {
+      if (waiter && count() >= waiter.n) waiter.resolve();
+    },
+    until: (n: number) =>
+      new Promise<void>((resolve) => {
+        if (count() >= n) return resolve();
+        waiter = { n, resolve };
+      }),
+  };
+}
+
+/** Listens on 127.0.0.1 at a free port; `close` drops kept-alive connections too. */
+async function listenLocally(server: Server) {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
 /** A receiver that answers 200 at once and notes when each delivery id first arrived. */
 async function receiver() {
   const first = new Map<string, { at: number; eventTime: number }>();
   let total = 0;
-  let waiter: { n: number; resolve: () => void } | undefined;
+  const done = arrivals(() => first.size);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -82,26 +110,11 @@ async function receiver() {
         first.set(id, { at: Date.now(), eventTime: body.timestamp ? Date.parse(body.timestamp) : Date.now() });
       }
       res.writeHead(200).end('ok');
-      if (waiter && first.size >= waiter.n) waiter.resolve();
+      done.arrived();
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    first,
-    reset: () => first.clear(),
-    until: (n: number) =>
-      new Promise<void>((resolve) => {
-        if (first.size >= n) return resolve();
-        waiter = { n, resolve };
-      }),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  const { base, close } = await listenLocally(server);
+  return { url: `${base}/hook`, first, reset: () => first.clear(), until: done.until, close };
 }
 
 /**
@@ -112,7 +125,7 @@ async function sharedHost(answerMs: number) {
   const first = new Map<string, number>();
   let slowIn = 0;
   let slowSeen = 0;
-  let waiter: { n: number; resolve: () => void } | undefined;
+  const done = arrivals(() => first.size);
   let slowWaiter: (() => void) | undefined;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -134,11 +147,10 @@ async function sharedHost(answerMs: number) {
         first.set(id, Date.now() - Date.parse(body.timestamp));
       }
       res.writeHead(200).end('ok');
-      if (waiter && first.size >= waiter.n) waiter.resolve();
+      done.arrived();
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { base, close } = await listenLocally(server);
   return {
     slowUrl: `${base}/slow`,
     quickUrl: `${base}/quick`,
@@ -149,16 +161,8 @@ async function sharedHost(answerMs: number) {
         if (slowSeen > 0) return resolve();
         slowWaiter = resolve;
       }),
-    until: (n: number) =>
-      new Promise<void>((resolve) => {
-        if (first.size >= n) return resolve();
-        waiter = { n, resolve };
-      }),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    until: done.until,
+    close,
   };
 }
 
