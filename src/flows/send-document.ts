@@ -4,6 +4,7 @@ import { sendInvoice } from '../modules/invoices/invoices.service.js';
 import { queueAutomaticText } from '../modules/messages/messages.service.js';
 import { twilioDeps } from '../modules/messages/messages.twilio.js';
 import { getOrgSettings } from '../modules/settings/settings.service.js';
+import { formatMoney } from '../platform/money.js';
 import type { Ctx } from '../platform/tenancy.js';
 
 /** How a document reaches its customer (operations.md §10): mail, a text with the portal link, or both. */
@@ -14,8 +15,6 @@ export interface Texted {
   textedTo: string | null;
   textMessageId: string | null;
 }
-
-const money = (amount: number, currency: string) => `${amount.toFixed(2)} ${currency}`;
 
 /**
  * The text of a send: one `invoice_link` / `estimate_link` text through the messages outbox
@@ -53,7 +52,7 @@ export async function sendInvoiceOn(ctx: Ctx, id: string, channels: SendChannel[
     customerId: sent.customerId,
     kind: 'invoice_link',
     invoiceId: sent.id,
-    body: `${settings.companyName ?? settings.name}: invoice ${sent.invoiceNumber} for ${money(sent.total, settings.currency)}, due ${sent.dueDate}: ${sent.portalUrl}`,
+    body: `${settings.companyName ?? settings.name}: invoice ${sent.invoiceNumber} for ${formatMoney(sent.total, settings.currency)}, due ${sent.dueDate}: ${sent.portalUrl}`,
   });
   return { ...sent, ...texted };
 }
@@ -71,7 +70,7 @@ export async function sendEstimateOn(ctx: Ctx, id: string, channels: SendChannel
     customerId: sent.customerId,
     kind: 'estimate_link',
     estimateId: sent.id,
-    body: `${settings.companyName ?? settings.name}: estimate ${sent.estimateNumber} for ${money(sent.total, settings.currency)}, valid until ${sent.expirationDate}: ${sent.portalUrl}`,
+    body: `${settings.companyName ?? settings.name}: estimate ${sent.estimateNumber} for ${formatMoney(sent.total, settings.currency)}, valid until ${sent.expirationDate}: ${sent.portalUrl}`,
   });
   return { ...sent, ...texted };
 }

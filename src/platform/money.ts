@@ -19,6 +19,14 @@ export function toCents(value: number, field: string): number {
   return d.times(100).toNumber();
 }
 
+/**
+ * An amount of the API (currency units, two decimals) as people read it in the organization's
+ * currency ($1,234.50): the portal's pages, texts and owner mails write money the same way.
+ */
+export function formatMoney(amount: number, currency: string): string {
+  return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(Math.round(amount * 100) / 100);
+}
+
 /** Integer cents → JSON number (two decimals at most). */
 export function fromCents(cents: number): number {
   return new D(cents).dividedBy(100).toNumber();

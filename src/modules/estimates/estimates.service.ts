@@ -4,6 +4,7 @@ import { addDays, today } from '../../platform/dates.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
+import { formatMoney } from '../../platform/money.js';
 import type { Page } from '../../platform/pagination.js';
 import type { PdfSource } from '../../platform/pdf.js';
 import { canTake, take, withArticle } from '../../platform/state-machine.js';
@@ -286,7 +287,7 @@ export async function respondInPortal(ctx: Ctx, id: string, trigger: 'approve' |
   if (trigger === 'decline') return declineEstimate(ctx, id);
   const approved = await approveEstimate(ctx, id);
   const { currency } = await getOrgSettings(ctx);
-  const total = new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(approved.total);
+  const total = formatMoney(approved.total, currency);
   // The office hears of it at once (setting notifyOwners), in the approval's own transaction.
   await mailOwners(ctx, {
     documentId: id,

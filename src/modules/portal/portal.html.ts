@@ -1,4 +1,5 @@
 import { escapeHtml, type Html, html } from '../../platform/html.js';
+import { formatMoney } from '../../platform/money.js';
 import type { PortalCompany, PortalPageModel, PortalVisit } from './portal.page.js';
 
 /*
@@ -20,11 +21,6 @@ const when = (d: Doc, k: string) => {
 };
 const list = (d: Doc, k: string) => (Array.isArray(d[k]) ? (d[k] as Doc[]) : []);
 
-/** An amount of the API (currency units, two decimals) in cents, then formatted in the organization's currency. */
-export function formatMoney(amount: number, currency: string): string {
-  const cents = Math.round(amount * 100);
-  return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(cents / 100);
-}
 /** A calendar date (YYYY-MM-DD) as written, never shifted by a timezone. */
 export function formatDate(date: string): string {
   return new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(
