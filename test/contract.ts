@@ -185,7 +185,7 @@ export function checkEvent(raw: string): void {
   if (!validate(body)) state.mismatches.push(`webhook ${event}: ${describeErrors(validate)}`);
 }
 
-/** What this file found; empties the list. */
+/** What this file found; empties the list and the counts. */
 export function takeReport(): { mismatches: string[]; checkedResponses: number; checkedEvents: number } {
   // A file that builds no harness app (its server runs as a real process) still checks what its
   // receivers got, against the committed document: test/platform/client.test.ts keeps that file
@@ -196,5 +196,9 @@ export function takeReport(): { mismatches: string[]; checkedResponses: number; 
   }
   for (const body of state.pendingEvents.splice(0)) state.mismatches.push(`webhook body never checked: ${body}`);
   const mismatches = state.mismatches.splice(0);
-  return { mismatches, checkedResponses: state.checkedResponses, checkedEvents: state.checkedEvents };
+  const { checkedResponses, checkedEvents } = state;
+  // Test files may share this module (vitest's isolate: false): each file counts from zero.
+  state.checkedResponses = 0;
+  state.checkedEvents = 0;
+  return { mismatches, checkedResponses, checkedEvents };
 }

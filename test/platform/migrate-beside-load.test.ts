@@ -1,15 +1,13 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
 import { migrate, migrateOnStart } from '../../src/db/migrate.js';
 import { withUser } from '../global-setup.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
+import { entryArgs } from './processes.js';
 
 const info = inject('database');
-const ADMIN = fileURLToPath(new URL('../../src/admin.ts', import.meta.url));
-const TSX_LOADER = import.meta.resolve('tsx');
 
 const WORKERS = 6;
 const MIN_ROUNDS = 15;
@@ -48,7 +46,7 @@ describe.skipIf(info.kind !== 'postgres')('migrating beside a loaded API (Postgr
 
   function runAdmin(orgId: string): Promise<{ code: number | null; output: string }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', TSX_LOADER, ADMIN, 'set-plan', orgId, 'business'], {
+      const child = spawn(process.execPath, [...entryArgs('src/admin.ts'), 'set-plan', orgId, 'business'], {
         env: {
           ...process.env,
           NODE_ENV: 'test',

@@ -118,5 +118,5 @@ describe('graceful shutdown', () => {
     expect(await res.json()).toEqual({ status: 'done' });
     await closing;
     await h.database.close();
-  });
+  }, 120_000); // builds an app of its own inside the test: slow on a busy machine
 });
