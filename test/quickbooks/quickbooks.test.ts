@@ -4,14 +4,10 @@ import { loadConfig } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
 import { quickbooksConnections, quickbooksSyncJobs } from '../../src/db/schema/index.js';
 import { readState, signState } from '../../src/modules/quickbooks/quickbooks.oauth.js';
-import {
-  feedJobs,
-  MAX_ATTEMPTS,
-  type SyncDeps,
-  syncDeps,
-  syncJobs,
-} from '../../src/modules/quickbooks/quickbooks.sync.js';
-import { RealmThrottle } from '../../src/modules/quickbooks/quickbooks.throttle.js';
+import { makeSyncDeps, type SyncDeps } from '../../src/modules/quickbooks/quickbooks.deps.js';
+import { feedJobs } from '../../src/modules/quickbooks/quickbooks.feed.js';
+import { MAX_ATTEMPTS } from '../../src/modules/quickbooks/quickbooks.jobs.js';
+import { syncJobs } from '../../src/modules/quickbooks/quickbooks.sync.js';
 import { SecretBox } from '../../src/platform/secrets.js';
 import { addMember, createHarness, type Harness, newTenant, TEST_ENV, type TestUser } from '../harness.js';
 import { type QboStandIn, startQboStandIn } from './quickbooks-stand-in.js';
@@ -37,7 +33,7 @@ const later = () => {
 beforeAll(async () => {
   qbo = await startQboStandIn();
   h = await createHarness(qbo.env);
-  deps = { ...syncDeps(h.config), throttle: new RealmThrottle() };
+  deps = makeSyncDeps(h.config, h.database);
 });
 afterAll(async () => {
   await h?.close();
@@ -381,7 +377,7 @@ describe('syncing', () => {
       .from(quickbooksSyncJobs)
       .where(eq(quickbooksSyncJobs.organizationId, owner.organizationId));
     expect(jobs).toHaveLength(5);
-    const other: SyncDeps = { ...deps, throttle: new RealmThrottle() };
+    const other: SyncDeps = makeSyncDeps(h.config, h.database);
     const now = later();
     const [a, b] = await Promise.all([syncJobs(h.database, deps, { now }), syncJobs(h.database, other, { now })]);
     expect(a + b).toBe(5);
@@ -403,7 +399,7 @@ describe('syncing', () => {
     const now = later();
     await Promise.all([
       syncJobs(h.database, deps, { now, limit: 2 }),
-      syncJobs(h.database, { ...deps, throttle: new RealmThrottle() }, { now, limit: 2 }),
+      syncJobs(h.database, makeSyncDeps(h.config, h.database), { now, limit: 2 }),
     ]);
     await syncAll();
     expect(qbo.tokenCalls.filter((t) => t.grantType === 'refresh_token').length - refreshesBefore).toBe(1);
@@ -421,40 +417,5 @@ describe('syncing', () => {
     await customer(owner, 'Lucky');
     await syncAll();
     expect(qbo.list(realm, 'Customer').map((c) => c.GivenName)).toEqual(['Lucky']);
-  });
-});
-
-describe('the realm throttle', () => {
-  it('holds at most 10 requests at once and 500 a minute', async () => {
-    let t = 0;
-    const throttle = new RealmThrottle({ concurrent: 10, perMinute: 500 }, () => t);
-    const releases: Array<() => void> = [];
-    const started: number[] = [];
-    const all = Array.from({ length: 520 }, (_, i) =>
-      throttle.acquire('r1').then((release) => {
-        started.push(i);
-        releases.push(release);
-      }),
-    );
-    await new Promise((r) => setImmediate(r));
-    expect(started).toHaveLength(10);
-    // release as they start: the minute's 500 go, then nothing until the minute has passed
-    while (releases.length > 0) {
-      (releases.shift() as () => void)();
-      await new Promise((r) => setImmediate(r));
-    }
-    expect(started).toHaveLength(500);
-    t = 60_001;
-    throttle.pause('r2', 0);
-    // the timer fires on its own; nudge the pump through a new acquire of the same realm
-    const extra = throttle.acquire('r1');
-    await new Promise((r) => setTimeout(r, 5));
-    while (releases.length > 0) {
-      (releases.shift() as () => void)();
-      await new Promise((r) => setImmediate(r));
-    }
-    expect(started.length).toBeGreaterThan(500);
-    (await extra)();
-    await Promise.all(all);
   });
 });
