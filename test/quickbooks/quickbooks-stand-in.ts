@@ -35,7 +35,8 @@ export interface QboStandIn {
   script: Scripted[];
   /** Fail every n-th v3 request (0: never). */
   failEvery: number;
-  v3Requests: Array<{ method: string; path: string; requestid: string | null }>;
+  /** Every v3 request, with when it arrived (Date.now()). */
+  v3Requests: Array<{ method: string; path: string; requestid: string | null; at: number }>;
   tokenCalls: Array<{ grantType: string }>;
   revoked: string[];
   maxInFlight: number;
@@ -155,7 +156,7 @@ export async function startQboStandIn(): Promise<QboStandIn> {
     if (!m) return answer(404, fault('404', 'Not found', url.pathname));
     const [, realm = '', kind = '', id] = m;
     const requestid = url.searchParams.get('requestid');
-    s.v3Requests.push({ method: req.method ?? '', path: url.pathname + url.search, requestid });
+    s.v3Requests.push({ method: req.method ?? '', path: url.pathname + url.search, requestid, at: Date.now() });
     if (!access.has((req.headers.authorization ?? '').replace(/^Bearer /, ''))) {
       return answer(
         401,
