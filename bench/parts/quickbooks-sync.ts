@@ -110,7 +110,9 @@ export const quickbooksSyncBench: BenchPart = {
         const windows: number[][] = [];
         for (const t of times) {
           const k = Math.floor((t - t0) / (WINDOW_SEC * 1000));
-          (windows[k] ??= []).push(t);
+          const window = windows[k] ?? [];
+          window.push(t);
+          windows[k] = window;
         }
         const counts = windows.map((w) => w?.length ?? 0);
         const gaps = windows.slice(1).map((w, k) => ((w?.[0] ?? 0) - (t0 + (k + 1) * WINDOW_SEC * 1000)) / 1000);
