@@ -7,6 +7,7 @@ import { dashboardBench } from './dashboard.js';
 import { jobsBench } from './jobs.js';
 import { ledgerJournalBench } from './ledger-journal.js';
 import { publicRequestsBench } from './public-requests.js';
+import { quickbooksSyncBench } from './quickbooks-sync.js';
 import { schedulesBench } from './schedules.js';
 import { textsBench } from './texts.js';
 import { webhooksBench } from './webhooks.js';
@@ -24,6 +25,7 @@ export const benchParts: BenchPart[] = [
   winterRoutesBench,
   dashboardBench,
   ledgerJournalBench,
+  quickbooksSyncBench,
   publicRequestsBench,
   textsBench,
 ];

@@ -26,6 +26,17 @@ export interface Limiters {
    * bucket name: `points` per `durationSec` (a minute unless said otherwise).
    */
   bucket(name: string, points: number, durationSec?: number): RateLimiterMemory | RateLimiterRedis;
+  /**
+   * A budget every process shares, whatever the deployment: in Redis when REDIS_URL is set, else
+   * in the database (table `rate_limits`, as the sign-in failures), else (no platform connection
+   * given) in memory. For limits someone else enforces on all our processes together, such as
+   * QuickBooks' 500 requests a minute per company. Made once per name.
+   */
+  sharedBucket(
+    name: string,
+    points: number,
+    durationSec?: number,
+  ): RateLimiterMemory | RateLimiterRedis | RateLimiterDrizzle;
   /** The shared store when REDIS_URL is set (tests wait for it to be ready). */
   redis: Redis | undefined;
   /** For /readyz: `ok`, `unreachable` (counters are per process meanwhile), or `not configured`. */
@@ -79,6 +90,17 @@ export function createLimiters(config: Config, log?: Log, platformDb?: Db): Limi
       : memory;
   };
   const buckets = new Map<string, RateLimiterMemory | RateLimiterRedis>();
+  const sharedBuckets = new Map<string, RateLimiterMemory | RateLimiterRedis | RateLimiterDrizzle>();
+  // In the database: a store that does not answer falls back to this process's own count (as in Redis).
+  const inDatabase = (db: Db, keyPrefix: string, points: number, duration: number) =>
+    new RateLimiterDrizzle({
+      storeClient: db,
+      schema: rateLimits,
+      keyPrefix,
+      points,
+      duration,
+      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
+    });
   return {
     requests: make('req', config.rateLimitPerMinute, 60),
     bucket: (name, points, durationSec = 60) => {
@@ -89,22 +111,24 @@ export function createLimiters(config: Config, log?: Log, platformDb?: Db): Limi
       }
       return limiter;
     },
+    sharedBucket: (name, points, durationSec = 60) => {
+      let limiter = sharedBuckets.get(name);
+      if (!limiter) {
+        // No in-memory blocking: a budget shared with other processes must see their refunds
+        // and blocks (`block` for a pause) as they happen.
+        limiter =
+          redis || !platformDb
+            ? make(`shared:${name}`, points, durationSec, false)
+            : inDatabase(platformDb, `shared:${name}`, points, durationSec);
+        sharedBuckets.set(name, limiter);
+      }
+      return limiter;
+    },
     signInFailures:
       redis || !platformDb
         ? make('signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration, false)
-        : new RateLimiterDrizzle({
-            storeClient: platformDb,
-            schema: rateLimits,
-            keyPrefix: 'signin',
-            points: SIGN_IN_FAILURES.points,
-            duration: SIGN_IN_FAILURES.duration,
-            // A database that does not answer must not open the door wider than one process's count.
-            insuranceLimiter: new RateLimiterMemory({
-              keyPrefix: 'signin',
-              points: SIGN_IN_FAILURES.points,
-              duration: SIGN_IN_FAILURES.duration,
-            }),
-          }),
+        : // A database that does not answer must not open the door wider than one process's count.
+          inDatabase(platformDb, 'signin', SIGN_IN_FAILURES.points, SIGN_IN_FAILURES.duration),
     perMinute: config.rateLimitPerMinute,
     redis,
     redisCheck: () => (redis ? (redis.status === 'ready' ? 'ok' : 'unreachable') : 'not configured'),

@@ -3,11 +3,13 @@ import { startLocalServer } from '../stand-ins/local-server.js';
 /**
  * A stand-in for Intuit on 127.0.0.1: the OAuth 2 endpoints `intuit-oauth` calls (token
  * exchange and refresh, rotating the refresh token; revoke) and the QuickBooks Online v3 API
- * for what the sync writes (customer, invoice, payment, item: create, sparse update with
- * SyncToken, void, read, and the two queries it sends). Like Intuit, it answers a repeated
- * `requestid` with the first answer instead of writing again. Faults as Intuit words them:
- * 401 for an expired token, 429 with Retry-After, 5xx, 6140 duplicate DocNumber, 6240 duplicate
- * DisplayName, 5010 stale SyncToken and a closed books period. `failEvery = 3` fails a third of
+ * for what the sync writes (customer, invoice, payment, refund receipt, item: create, sparse
+ * update with SyncToken, void, read, and the queries it sends: an Item by name, an Account by
+ * type). Like Intuit, it answers a repeated `requestid` with the first answer instead of writing
+ * again. Faults as Intuit words them: 401 for an expired token, 429 with Retry-After, 5xx, 6140
+ * duplicate DocNumber, 6240 duplicate name (a Customer's DisplayName, an Item's Name), 2020 a
+ * required field missing (a RefundReceipt's DepositToAccountRef, a Service Item's
+ * IncomeAccountRef), 5010 stale SyncToken and a closed books period. `failEvery = 3` fails a third of
  * the v3 requests, half of those after writing (the answer lost, as a cut connection would).
  */
 
@@ -25,7 +27,7 @@ export interface QboStandIn {
   clientSecret: string;
   /** Authorization codes Intuit would hand out: code → realm. */
   codes: Map<string, string>;
-  /** realm → entity name (Customer, Invoice, Payment, Item) → Id → object. */
+  /** realm → entity name (Customer, Invoice, Payment, RefundReceipt, Item, Account) → Id → object. */
   companies: Map<string, Map<string, Map<string, Obj>>>;
   /** Books closed through this date (YYYY-MM-DD) per realm: a TxnDate on or before it is refused. */
   closedThrough: Map<string, string>;
@@ -33,7 +35,8 @@ export interface QboStandIn {
   script: Scripted[];
   /** Fail every n-th v3 request (0: never). */
   failEvery: number;
-  v3Requests: Array<{ method: string; path: string; requestid: string | null }>;
+  /** Every v3 request, with when it arrived (Date.now()). */
+  v3Requests: Array<{ method: string; path: string; requestid: string | null; at: number }>;
   tokenCalls: Array<{ grantType: string }>;
   revoked: string[];
   maxInFlight: number;
@@ -49,7 +52,19 @@ const fault = (code: string, message: string, detail: string, type = 'Validation
   time: new Date().toISOString(),
 });
 
-const ENTITIES: Record<string, string> = { customer: 'Customer', invoice: 'Invoice', payment: 'Payment', item: 'Item' };
+const ENTITIES: Record<string, string> = {
+  customer: 'Customer',
+  invoice: 'Invoice',
+  payment: 'Payment',
+  refundreceipt: 'RefundReceipt',
+  item: 'Item',
+};
+
+/** Fields Intuit refuses a create without (2020), per entity. */
+const REQUIRED: Record<string, string[]> = {
+  RefundReceipt: ['DepositToAccountRef', 'CustomerRef'],
+  Item: ['Name', 'IncomeAccountRef'],
+};
 
 export async function startQboStandIn(): Promise<QboStandIn> {
   let serial = 0;
@@ -75,7 +90,13 @@ export async function startQboStandIn(): Promise<QboStandIn> {
     let c = s.companies.get(realm);
     if (!c) {
       c = new Map(Object.values(ENTITIES).map((e) => [e, new Map<string, Obj>()]));
-      c.set('Account', new Map([['79', { Id: '79', SyncToken: '0', Name: 'Services Income', AccountType: 'Income' }]]));
+      c.set(
+        'Account',
+        new Map([
+          ['79', { Id: '79', SyncToken: '0', Name: 'Services Income', AccountType: 'Income' }],
+          ['35', { Id: '35', SyncToken: '0', Name: 'Checking', AccountType: 'Bank' }],
+        ]),
+      );
       s.companies.set(realm, c);
     }
     return c;
@@ -135,7 +156,7 @@ export async function startQboStandIn(): Promise<QboStandIn> {
     if (!m) return answer(404, fault('404', 'Not found', url.pathname));
     const [, realm = '', kind = '', id] = m;
     const requestid = url.searchParams.get('requestid');
-    s.v3Requests.push({ method: req.method ?? '', path: url.pathname + url.search, requestid });
+    s.v3Requests.push({ method: req.method ?? '', path: url.pathname + url.search, requestid, at: Date.now() });
     if (!access.has((req.headers.authorization ?? '').replace(/^Bearer /, ''))) {
       return answer(
         401,
@@ -188,16 +209,19 @@ export async function startQboStandIn(): Promise<QboStandIn> {
     const ok = (name: string, obj: Obj) => ({ status: 200, body: { [name]: obj, time: new Date().toISOString() } });
     if (kind === 'query' && method === 'GET') {
       const query = q.get('query') ?? '';
-      const item = /from Item where Name = '([^']*)'/i.exec(query);
+      // A quoted value as Intuit's query language has it: a backslash escapes the next character.
+      const unquote = (v: string) => v.replace(/\\(.)/g, '$1');
+      const item = /from Item where Name = '((?:[^'\\]|\\.)*)'/i.exec(query);
       if (item) {
-        const found = [...(c.get('Item') as Map<string, Obj>).values()].filter((i) => i.Name === item[1]);
+        const name = unquote(item[1] ?? '');
+        const found = [...(c.get('Item') as Map<string, Obj>).values()].filter((i) => i.Name === name);
         return { status: 200, body: { QueryResponse: found.length ? { Item: found } : {} } };
       }
-      if (/from Account where AccountType = 'Income'/i.test(query))
-        return {
-          status: 200,
-          body: { QueryResponse: { Account: [...(c.get('Account') as Map<string, Obj>).values()] } },
-        };
+      const account = /from Account where AccountType = '(\w+)'/i.exec(query);
+      if (account) {
+        const found = [...(c.get('Account') as Map<string, Obj>).values()].filter((a) => a.AccountType === account[1]);
+        return { status: 200, body: { QueryResponse: found.length ? { Account: found.slice(0, 1) } : {} } };
+      }
       return { status: 400, body: fault('4000', 'Error parsing query', query) };
     }
     const name = ENTITIES[kind];
@@ -241,6 +265,22 @@ export async function startQboStandIn(): Promise<QboStandIn> {
           'Duplicate Document Number Error',
           `Duplicate Document Number Error : You must specify a different number. This number has already been used. DocNumber=${String(body.DocNumber)}`,
         ),
+      };
+    }
+    const missing = (REQUIRED[name] ?? []).find((f) => body[f] === undefined || body[f] === '');
+    if (missing)
+      return {
+        status: 400,
+        body: fault(
+          '2020',
+          'Required param missing, need to supply the required value for the API',
+          `Required parameter ${missing} is missing in the request`,
+        ),
+      };
+    if (name === 'Item' && [...table.values()].some((x) => x.Name === body.Name)) {
+      return {
+        status: 400,
+        body: fault('6240', 'Duplicate Name Exists Error', `The name supplied already exists. : ${String(body.Name)}`),
       };
     }
     if (name === 'Customer' && [...table.values()].some((x) => x.DisplayName === body.DisplayName)) {

@@ -3,15 +3,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
 import { quickbooksConnections, quickbooksSyncJobs } from '../../src/db/schema/index.js';
+import { makeSyncDeps, type SyncDeps } from '../../src/modules/quickbooks/quickbooks.deps.js';
+import { feedJobs } from '../../src/modules/quickbooks/quickbooks.feed.js';
+import { itemName } from '../../src/modules/quickbooks/quickbooks.items.js';
+import { MAX_ATTEMPTS } from '../../src/modules/quickbooks/quickbooks.jobs.js';
 import { readState, signState } from '../../src/modules/quickbooks/quickbooks.oauth.js';
-import {
-  feedJobs,
-  MAX_ATTEMPTS,
-  type SyncDeps,
-  syncDeps,
-  syncJobs,
-} from '../../src/modules/quickbooks/quickbooks.sync.js';
-import { RealmThrottle } from '../../src/modules/quickbooks/quickbooks.throttle.js';
+import { syncJobs } from '../../src/modules/quickbooks/quickbooks.sync.js';
 import { SecretBox } from '../../src/platform/secrets.js';
 import { addMember, createHarness, type Harness, newTenant, TEST_ENV, type TestUser } from '../harness.js';
 import { type QboStandIn, startQboStandIn } from './quickbooks-stand-in.js';
@@ -27,6 +24,8 @@ let h: Harness;
 let qbo: QboStandIn;
 let deps: SyncDeps;
 let realms = 0;
+/** Realm ids of this run: the shared budget's counters (rate_limits) outlive a run on a kept database. */
+const REALM_BASE = 9_000_000_000 + Math.floor(Math.random() * 900_000_000);
 /** The workers' clock: each pass an hour on, past every backoff. */
 let clock = Date.now();
 const later = () => {
@@ -37,7 +36,7 @@ const later = () => {
 beforeAll(async () => {
   qbo = await startQboStandIn();
   h = await createHarness(qbo.env);
-  deps = { ...syncDeps(h.config), throttle: new RealmThrottle() };
+  deps = makeSyncDeps(h.config, h.database);
 });
 afterAll(async () => {
   await h?.close();
@@ -83,7 +82,7 @@ const base = '/api/integrations/quickbooks';
 /** An organization connected to a fresh QuickBooks company of the stand-in. */
 async function connected(user?: TestUser): Promise<{ owner: TestUser; realm: string }> {
   const owner = user ?? (await newTenant(h, { name: 'Green Acres' }));
-  const realm = `${9_130_000_000 + ++realms}`;
+  const realm = `${REALM_BASE + ++realms}`;
   const start = await owner.call('POST', `${base}/connect`);
   expect(start.statusCode, start.body).toBe(200);
   const state = new URL(start.json().data.authorizeUrl).searchParams.get('state') as string;
@@ -381,7 +380,7 @@ describe('syncing', () => {
       .from(quickbooksSyncJobs)
       .where(eq(quickbooksSyncJobs.organizationId, owner.organizationId));
     expect(jobs).toHaveLength(5);
-    const other: SyncDeps = { ...deps, throttle: new RealmThrottle() };
+    const other: SyncDeps = makeSyncDeps(h.config, h.database);
     const now = later();
     const [a, b] = await Promise.all([syncJobs(h.database, deps, { now }), syncJobs(h.database, other, { now })]);
     expect(a + b).toBe(5);
@@ -403,7 +402,7 @@ describe('syncing', () => {
     const now = later();
     await Promise.all([
       syncJobs(h.database, deps, { now, limit: 2 }),
-      syncJobs(h.database, { ...deps, throttle: new RealmThrottle() }, { now, limit: 2 }),
+      syncJobs(h.database, makeSyncDeps(h.config, h.database), { now, limit: 2 }),
     ]);
     await syncAll();
     expect(qbo.tokenCalls.filter((t) => t.grantType === 'refresh_token').length - refreshesBefore).toBe(1);
@@ -424,37 +423,152 @@ describe('syncing', () => {
   });
 });
 
-describe('the realm throttle', () => {
-  it('holds at most 10 requests at once and 500 a minute', async () => {
-    let t = 0;
-    const throttle = new RealmThrottle({ concurrent: 10, perMinute: 500 }, () => t);
-    const releases: Array<() => void> = [];
-    const started: number[] = [];
-    const all = Array.from({ length: 520 }, (_, i) =>
-      throttle.acquire('r1').then((release) => {
-        started.push(i);
-        releases.push(release);
-      }),
+describe('what syncs besides', () => {
+  it('an Item per service (the company’s own by name, else made once), refunds as RefundReceipt, gone customers inactive', async () => {
+    const { owner, realm } = await connected();
+    const service = async (name: string) => {
+      const res = await owner.call('POST', '/api/services', { name, unitPrice: 40 });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().data.id as string;
+    };
+    const mowing = await service('Mowing: weekly');
+    const hedges = await service('Hedge trimming');
+    // the accountant made "Hedge trimming" already; and the company has no bank account yet
+    qbo.list(realm, 'Item');
+    qbo.companies.get(realm)?.get('Item')?.set('500', { Id: '500', SyncToken: '0', Name: 'Hedge trimming' });
+    qbo.companies.get(realm)?.get('Account')?.delete('35');
+
+    const rita = await customer(owner, 'Rita', 'Refund');
+    const invoice = async (lineItems: unknown[]) => {
+      const res = await owner.call('POST', '/api/invoices', { customerId: rita, lineItems });
+      expect(res.statusCode, res.body).toBe(201);
+      const sent = await owner.call('POST', `/api/invoices/${res.json().data.id}/send`);
+      expect(sent.statusCode, sent.body).toBe(200);
+      return sent.json().data as { id: string; invoiceNumber: string; total: number };
+    };
+    const first = await invoice([
+      { serviceId: mowing, quantity: 2 },
+      { serviceId: hedges, quantity: 1 },
+      { description: 'Gas surcharge', quantity: 1, unitPrice: 5 },
+    ]);
+    const second = await invoice([{ serviceId: mowing, quantity: 1 }]);
+    await pay(owner, first.id, 60);
+    const [payment] = rowsOf<{ id: string }>(
+      await h.admin.db.execute(sql`SELECT id FROM payments WHERE invoice_id = ${first.id}`),
     );
-    await new Promise((r) => setImmediate(r));
-    expect(started).toHaveLength(10);
-    // release as they start: the minute's 500 go, then nothing until the minute has passed
-    while (releases.length > 0) {
-      (releases.shift() as () => void)();
-      await new Promise((r) => setImmediate(r));
-    }
-    expect(started).toHaveLength(500);
-    t = 60_001;
-    throttle.pause('r2', 0);
-    // the timer fires on its own; nudge the pump through a new acquire of the same realm
-    const extra = throttle.acquire('r1');
-    await new Promise((r) => setTimeout(r, 5));
-    while (releases.length > 0) {
-      (releases.shift() as () => void)();
-      await new Promise((r) => setImmediate(r));
-    }
-    expect(started.length).toBeGreaterThan(500);
-    (await extra)();
-    await Promise.all(all);
+    const refund = await owner.call('POST', `/api/payments/${payment?.id}/refunds`, { amount: 25, reason: 'Rain' });
+    expect(refund.statusCode, refund.body).toBe(201);
+    await syncAll();
+
+    const items = qbo.list(realm, 'Item');
+    expect(items.map((i) => i.Name).sort()).toEqual(['Hedge trimming', 'Mowing weekly', 'Services']);
+    const itemId = (name: string) => items.find((i) => i.Name === name)?.Id;
+    const lines = (number: string) =>
+      (qbo.list(realm, 'Invoice').find((i) => i.DocNumber === number)?.Line as Array<{
+        SalesItemLineDetail: { ItemRef: { value: string } };
+      }>) ?? [];
+    expect(lines(first.invoiceNumber).map((l) => l.SalesItemLineDetail.ItemRef.value)).toEqual([
+      itemId('Mowing weekly'),
+      '500',
+      itemId('Services'),
+    ]);
+    expect(lines(second.invoiceNumber).map((l) => l.SalesItemLineDetail.ItemRef.value)).toEqual([
+      itemId('Mowing weekly'),
+    ]);
+    // each Item was asked for once by name and made at most once, whatever the number of lines
+    const itemCreates = qbo.v3Requests.filter(
+      (r) => r.method === 'POST' && r.path.startsWith(`/v3/company/${realm}/item`),
+    );
+    expect(itemCreates).toHaveLength(2);
+
+    // no bank account to pay the refund from: QuickBooks' refusal is the record's, and a retry sends it
+    const [noBank] = await failed(owner);
+    expect(noBank).toMatchObject({ errorCode: 'NO_BANK_ACCOUNT' });
+    expect(noBank?.error).toContain('no bank account');
+    expect(qbo.list(realm, 'RefundReceipt')).toEqual([]);
+    qbo.companies
+      .get(realm)
+      ?.get('Account')
+      ?.set('35', { Id: '35', SyncToken: '0', Name: 'Checking', AccountType: 'Bank' });
+    expect((await owner.call('POST', `${base}/records/${noBank?.id}/retry`)).statusCode).toBe(200);
+    await syncAll();
+    expect(await failed(owner)).toEqual([]);
+    const ritaThere = qbo.list(realm, 'Customer').find((c) => c.GivenName === 'Rita');
+    const [receipt, ...more] = qbo.list(realm, 'RefundReceipt');
+    expect(more).toEqual([]);
+    expect(receipt).toMatchObject({
+      TotalAmt: 25,
+      CustomerRef: { value: ritaThere?.Id },
+      DepositToAccountRef: { value: '35' },
+      Line: [{ Amount: 25, SalesItemLineDetail: { ItemRef: { value: itemId('Services') } } }],
+    });
+    expect(receipt?.PrivateNote).toContain('Rain');
+
+    // deleted here: inactive there; anonymized here: inactive there with nothing personal left
+    const gone = await customer(owner, 'Gone', 'Away');
+    const erin = await customer(owner, 'Erin', 'Erased');
+    await customer(owner, 'Never', 'Synced');
+    await syncAll();
+    expect((await owner.call('DELETE', `/api/customers/${gone}`)).statusCode).toBe(204);
+    const erased = await owner.call('POST', `/api/customers/${erin}/anonymize`, {});
+    expect(erased.statusCode, erased.body).toBe(200);
+    const customersBefore = qbo.list(realm, 'Customer').length;
+    await syncAll();
+    const there = qbo.list(realm, 'Customer');
+    expect(there).toHaveLength(customersBefore);
+    expect(there.find((c) => c.GivenName === 'Gone')).toMatchObject({ Active: false, SyncToken: '1' });
+    const anon = there.find((c) => c.DisplayName === `Anonymized ${erin}`);
+    expect(anon).toMatchObject({
+      Active: false,
+      GivenName: 'Anonymized',
+      FamilyName: '',
+      PrimaryEmailAddr: { Address: '' },
+    });
+    expect(JSON.stringify(anon)).not.toContain('Erased');
+    expect(there.find((c) => c.GivenName === 'Never')).toMatchObject({ Active: true });
+    expect(itemName('Edging:\tfront  yard')).toBe('Edging front yard');
+  });
+});
+
+describe('the realm’s limits, across workers', () => {
+  it('two workers share the realm’s slots and its minute, and a 429 pauses both', async () => {
+    const limits = { concurrent: 2, perWindow: 5, windowSec: 60 };
+    const a = makeSyncDeps(h.config, h.database, limits);
+    const b = makeSyncDeps(h.config, h.database, limits);
+    const { owner, realm } = await connected();
+    for (let i = 0; i < 8; i++) await customer(owner, `Paced${i}`);
+    await feedAll();
+    const toRealm = () => qbo.v3Requests.filter((r) => r.path.startsWith(`/v3/company/${realm}/`)).length;
+
+    // the slots: whichever worker claims first takes both, the other finds none left
+    const now = later();
+    const [ra, rb] = await Promise.all([syncJobs(h.database, a, { now }), syncJobs(h.database, b, { now })]);
+    expect(ra + rb).toBe(2);
+    expect(toRealm()).toBe(2);
+
+    // the minute: five requests in all, however the passes fall between the two workers
+    for (let i = 0; i < 6; i++) await syncJobs(h.database, i % 2 ? a : b, { now: later() });
+    expect(toRealm()).toBe(5);
+    expect(qbo.list(realm, 'Customer')).toHaveLength(5);
+    expect(await failed(owner)).toEqual([]);
+    const waiting = await h.admin.db
+      .select()
+      .from(quickbooksSyncJobs)
+      .where(eq(quickbooksSyncJobs.organizationId, owner.organizationId));
+    expect(waiting.filter((j) => j.status === 'pending').map((j) => j.attempts)).toEqual([0, 0, 0]);
+
+    // a 429 told to one worker holds the other too
+    const other = await connected();
+    await customer(other.owner, 'Told');
+    await feedAll();
+    qbo.script.push({ status: 429, retryAfter: '30' });
+    await syncJobs(h.database, a, { now: later() });
+    const asked = qbo.v3Requests.length;
+    await syncJobs(h.database, b, { now: later() });
+    await syncJobs(h.database, a, { now: later() });
+    expect(qbo.v3Requests.length).toBe(asked);
+    expect(qbo.list(other.realm, 'Customer')).toEqual([]);
+    await a.close();
+    await b.close();
   });
 });

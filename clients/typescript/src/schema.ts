@@ -28250,8 +28250,8 @@ export interface operations {
                              * @description customer | invoice | payment
                              * @enum {string}
                              */
-                            entity: "customer" | "invoice" | "payment";
-                            /** @description Our record (cus_…, inv_…, pay_…) */
+                            entity: "customer" | "invoice" | "payment" | "refund";
+                            /** @description Our record (cus_…, inv_…, pay_…, rfd_…) */
                             entityId: string;
                             /** @description The change that made this sync (customer.updated, invoice.sent, …) */
                             eventType: string;
@@ -28318,8 +28318,8 @@ export interface operations {
                              * @description customer | invoice | payment
                              * @enum {string}
                              */
-                            entity: "customer" | "invoice" | "payment";
-                            /** @description Our record (cus_…, inv_…, pay_…) */
+                            entity: "customer" | "invoice" | "payment" | "refund";
+                            /** @description Our record (cus_…, inv_…, pay_…, rfd_…) */
                             entityId: string;
                             /** @description The change that made this sync (customer.updated, invoice.sent, …) */
                             eventType: string;

@@ -1,7 +1,10 @@
-/** The books: the period close and the journal export for the accountant (docs/accounting.md). */
+/**
+ * The books: the period close, the journal export for the accountant, and the QuickBooks Online
+ * connection with the records that did not sync (docs/accounting.md).
+ */
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { Alert, html, Refusal, useAction } from './ui.js';
+import { Alert, Badge, formatTime, html, Refusal, useAction } from './ui.js';
 
 const isAdmin = (org) => org.role === 'owner' || org.role === 'admin';
 
@@ -94,5 +97,94 @@ export function BooksPage({ org }) {
       </div>
       ${bad ? html`<${Alert} error=${bad} />` : html`<div><a class="button" href=${href} download>Download the journal</a></div>`}
     </form>
+    <${QuickBooksCard} />
   </section>`;
+}
+
+const QBO = '/api/integrations/quickbooks';
+const ENTITY_LABEL = { customer: 'Customer', invoice: 'Invoice', payment: 'Payment', refund: 'Refund' };
+
+function ConnectionLine({ status }) {
+  if (status.status === 'disconnected')
+    return html`<p data-testid="quickbooks-status"><${Badge} tone="neutral">Not connected<//> Nothing is sent to QuickBooks.</p>`;
+  if (status.status === 'error')
+    return html`<p data-testid="quickbooks-status"><${Badge} tone="bad">Needs connecting again<//> ${status.lastError ?? ''}</p>`;
+  return html`<p data-testid="quickbooks-status">
+    <${Badge} tone="ok">Connected<//> to company <span class="mono">${status.realmId}</span> since ${formatTime(status.connectedAt)}.
+    ${status.lastSyncAt ? ` Last sync ${formatTime(status.lastSyncAt)}.` : ' Nothing synced yet.'}
+    ${` ${status.pending} waiting, ${status.failing} failed.`}
+  </p>`;
+}
+
+/** QuickBooks Online: connect (Intuit's page), disconnect, and the records QuickBooks refused, each with a retry. */
+function QuickBooksCard() {
+  const [status, setStatus] = useState(null);
+  const [failed, setFailed] = useState(null);
+  const [loadError, setLoadError] = useState(null);
+  const [notice, setNotice] = useState(null);
+  const [run, busy, error] = useAction();
+
+  const load = useCallback(async () => {
+    try {
+      const [s, f] = await Promise.all([api('GET', QBO), api('GET', `${QBO}/records?status=failed`)]);
+      setStatus(s);
+      setFailed(f);
+    } catch (err) {
+      setLoadError(err);
+    }
+  }, []);
+  useEffect(() => {
+    load();
+  }, [load]);
+
+  const connect = () =>
+    run(async () => {
+      const { authorizeUrl } = await api('POST', `${QBO}/connect`);
+      window.location.assign(authorizeUrl);
+    });
+  const disconnect = () =>
+    run(async () => {
+      await api('POST', `${QBO}/disconnect`);
+      setNotice('QuickBooks is disconnected: nothing more is sent.');
+      await load();
+    });
+  const retry = (record) =>
+    run(async () => {
+      await api('POST', `${QBO}/records/${encodeURIComponent(record.id)}/retry`);
+      setNotice(`${ENTITY_LABEL[record.entity] ?? record.entity} ${record.entityId} is sent again.`);
+      await load();
+    });
+
+  return html`<div class="card stack" aria-labelledby="quickbooks-title">
+    <h2 id="quickbooks-title">QuickBooks Online</h2>
+    <p>Customers, invoices, payments and refunds go to your QuickBooks company as they happen, each once.</p>
+    <${Alert} error=${error || loadError} />
+    ${notice ? html`<${Alert} kind="success" error=${notice} />` : null}
+    ${status === null ? html`<p class="loading">Loading the connection…</p>` : html`<${ConnectionLine} status=${status} />`}
+    ${
+      status === null
+        ? null
+        : status.status === 'connected'
+          ? html`<div><button type="button" class="secondary" disabled=${busy} onClick=${disconnect}>Disconnect QuickBooks</button></div>`
+          : html`<div><button type="button" disabled=${busy} onClick=${connect}>Connect QuickBooks</button></div>`
+    }
+    ${
+      failed && failed.length > 0
+        ? html`<table>
+          <caption>Records QuickBooks did not take</caption>
+          <thead><tr><th scope="col">Record</th><th scope="col">QuickBooks says</th><th scope="col">Tries</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+          <tbody>${failed.map(
+            (r) => html`<tr>
+              <td>${ENTITY_LABEL[r.entity] ?? r.entity} <span class="mono">${r.entityId}</span></td>
+              <td>${r.error}${r.errorCode ? html` <span class="muted">(${r.errorCode})</span>` : null}</td>
+              <td>${r.attempts}</td>
+              <td><button type="button" class="secondary" disabled=${busy} aria-label=${`Retry ${r.entity} ${r.entityId}`} onClick=${() => retry(r)}>Retry</button></td>
+            </tr>`,
+          )}</tbody>
+        </table>`
+        : failed
+          ? html`<p class="empty" data-testid="quickbooks-failed">No failed records.</p>`
+          : null
+    }
+  </div>`;
 }

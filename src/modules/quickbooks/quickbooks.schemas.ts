@@ -48,8 +48,8 @@ export const CallbackQuery = Type.Object(
 export const SyncRecord = Type.Object(
   {
     id: Type.String({ description: 'qbj_…' }),
-    entity: StringEnum(['customer', 'invoice', 'payment'] as const),
-    entityId: Type.String({ description: 'Our record (cus_…, inv_…, pay_…)' }),
+    entity: StringEnum(['customer', 'invoice', 'payment', 'refund'] as const),
+    entityId: Type.String({ description: 'Our record (cus_…, inv_…, pay_…, rfd_…)' }),
     eventType: Type.String({ description: 'The change that made this sync (customer.updated, invoice.sent, …)' }),
     status: StringEnum(['pending', 'done', 'failed'] as const),
     attempts: Type.Integer(),
