@@ -21,6 +21,8 @@ CREATE FUNCTION webhook_claim_org(p_org text, p_limit integer, p_per_endpoint in
 AS $$
 #variable_conflict use_column
 DECLARE
+  -- The transaction's time as a value: Citus refuses now() inside a CASE or COALESCE of an UPDATE.
+  v_now timestamptz := now();
   locked text[];
   locked_orgs text[];
 BEGIN
@@ -38,7 +40,7 @@ BEGIN
         CROSS JOIN LATERAL (
           SELECT ARRAY(
             SELECT l.id FROM unnest(c.inflight_ids, c.inflight_due, c.inflight_until) AS l(id, due, until)
-            WHERE l.until > now() AND l.id <> ALL(p_done)
+            WHERE l.until > v_now AND l.id <> ALL(p_done)
               AND (l.id = ANY(p_held) OR l.id = ANY(p_answered) OR EXISTS (
                 SELECT 1 FROM webhook_deliveries f
                 WHERE f.organization_id = p_org AND f.id = l.id
@@ -48,15 +50,15 @@ BEGIN
         CROSS JOIN LATERAL webhook_due_start(c.due_from, c.due_from_id, c.due_margin_at, c.due_scanned_at) AS h
         CROSS JOIN LATERAL (
           SELECT 1 FROM webhook_deliveries d
-          WHERE d.organization_id = p_org AND d.endpoint_id = c.id AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
+          WHERE d.organization_id = p_org AND d.endpoint_id = c.id AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= v_now
             AND (d.next_attempt_at, d.id) > (h.at, h.id)
             AND d.id <> ALL(busy.ids)
           LIMIT 1) due
-        WHERE c.organization_id = p_org AND c.active AND (c.paused_until IS NULL OR c.paused_until <= now())
+        WHERE c.organization_id = p_org AND c.active AND (c.paused_until IS NULL OR c.paused_until <= v_now)
           AND (SELECT count(*) FROM unnest(busy.ids) AS b(id) WHERE b.id <> ALL(p_answered)) < p_per_endpoint
           AND (c.rate_limit_per_second IS NULL OR least(c.rate_limit_per_second::float8,
                  COALESCE(c.rate_tokens, c.rate_limit_per_second::float8)
-                 + c.rate_limit_per_second * extract(epoch FROM now() - COALESCE(c.rate_refilled_at, now()))) >= 1)
+                 + c.rate_limit_per_second * extract(epoch FROM v_now - COALESCE(c.rate_refilled_at, v_now))) >= 1)
       ) t
       ORDER BY t.turn, random()
       LIMIT p_limit)
@@ -73,12 +75,12 @@ BEGIN
            h.at AS hint_at, h.id AS hint_id, h.kind AS hint_kind,
            CASE WHEN e.rate_limit_per_second IS NULL THEN NULL ELSE least(e.rate_limit_per_second::float8,
              COALESCE(e.rate_tokens, e.rate_limit_per_second::float8)
-             + e.rate_limit_per_second * extract(epoch FROM now() - COALESCE(e.rate_refilled_at, now()))) END AS tokens,
+             + e.rate_limit_per_second * extract(epoch FROM v_now - COALESCE(e.rate_refilled_at, v_now))) END AS tokens,
            -- Positions in the lists of the claims still in flight (as above); the others are
            -- over and are dropped from the lists below.
            ARRAY(SELECT l.n::int FROM unnest(e.inflight_ids, e.inflight_due, e.inflight_until) WITH ORDINALITY
                    AS l(id, due, until, n)
-                 WHERE l.until > now() AND l.id <> ALL(p_done)
+                 WHERE l.until > v_now AND l.id <> ALL(p_done)
                    AND (l.id = ANY(p_held) OR l.id = ANY(p_answered) OR EXISTS (
                      SELECT 1 FROM webhook_deliveries f
                      WHERE f.organization_id = p_org AND f.id = l.id
@@ -86,7 +88,7 @@ BEGIN
     FROM unnest(locked_orgs, locked) AS k(org, eid)
     JOIN webhook_endpoints e ON e.organization_id = p_org AND e.id = k.eid
     CROSS JOIN LATERAL webhook_due_start(e.due_from, e.due_from_id, e.due_margin_at, e.due_scanned_at) AS h
-    WHERE e.active AND (e.paused_until IS NULL OR e.paused_until <= now())
+    WHERE e.active AND (e.paused_until IS NULL OR e.paused_until <= v_now)
   ), room AS (
     SELECT eps.*, busy.ids AS busy, f.free,
            greatest(0, least(f.free, COALESCE(floor(eps.tokens)::int, f.free))) AS n
@@ -104,7 +106,7 @@ BEGIN
     FROM room r CROSS JOIN LATERAL (
       SELECT d.id, d.next_attempt_at
       FROM webhook_deliveries d
-      WHERE d.organization_id = p_org AND d.endpoint_id = r.id AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= now()
+      WHERE d.organization_id = p_org AND d.endpoint_id = r.id AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= v_now
         AND (d.next_attempt_at, d.id) > (r.hint_at, r.hint_id) AND d.id <> ALL(r.busy)
       ORDER BY d.next_attempt_at, d.id
       LIMIT r.n
@@ -126,13 +128,13 @@ BEGIN
     SET inflight_ids = r.busy || c.ids,
         inflight_due = ARRAY(SELECT r.inflight_due[k] FROM unnest(r.live) AS k) || c.dues,
         inflight_until = ARRAY(SELECT r.inflight_until[k] FROM unnest(r.live) AS k)
-          || array_fill(now() + make_interval(secs => p_lease_ms::double precision / 1000), ARRAY[c.n]),
+          || array_fill(v_now + make_interval(secs => p_lease_ms::double precision / 1000), ARRAY[c.n]),
         rate_tokens = CASE WHEN r.tokens IS NULL THEN e.rate_tokens ELSE r.tokens - c.n END,
-        rate_refilled_at = CASE WHEN r.tokens IS NULL THEN e.rate_refilled_at ELSE now() END,
+        rate_refilled_at = CASE WHEN r.tokens IS NULL THEN e.rate_refilled_at ELSE v_now END,
         due_from = c.newest_at,
         due_from_id = c.newest_id,
-        due_margin_at = CASE WHEN r.hint_kind <> 'exact' THEN now() ELSE e.due_margin_at END,
-        due_scanned_at = CASE WHEN r.hint_kind = 'start' THEN now() ELSE e.due_scanned_at END
+        due_margin_at = CASE WHEN r.hint_kind <> 'exact' THEN v_now ELSE e.due_margin_at END,
+        due_scanned_at = CASE WHEN r.hint_kind = 'start' THEN v_now ELSE e.due_scanned_at END
     FROM room r,
          (SELECT chosen.endpoint_id, count(*)::int AS n, array_agg(chosen.id) AS ids,
                  array_agg(chosen.next_attempt_at) AS dues,
@@ -143,7 +145,7 @@ BEGIN
   )
   SELECT d.id, d.organization_id, d.endpoint_id, d.event, d.body, d.attempt_count, d.next_attempt_at::text,
          e.url, e.secret_enc, e.previous_secret_enc,
-         (e.previous_secret_expires_at IS NOT NULL AND e.previous_secret_expires_at > now())
+         (e.previous_secret_expires_at IS NOT NULL AND e.previous_secret_expires_at > v_now)
   -- One primary-key probe per chosen delivery, and per its endpoint, each by (organization, id).
   FROM chosen ck
   JOIN webhook_deliveries d ON d.organization_id = p_org AND d.id = ck.id

@@ -1,5 +1,7 @@
-import { sql } from 'drizzle-orm';
-import type { Database, Db, Tx } from '../db/client.js';
+import { type SQL, sql } from 'drizzle-orm';
+import { type Database, type Db, rowsOf, type Tx } from '../db/client.js';
+import { chunked, valuesList } from '../db/values.js';
+import { asPlatform } from '../platform/cross-tenant.js';
 import { EVENT_CATALOG } from '../platform/events/catalog.js';
 import { WAKE_CHANNEL } from '../platform/events/outbox.js';
 
@@ -41,11 +43,7 @@ export function deliveryBody(
  * Platform query across tenants (Database.platformQuery): the worker serves every organization.
  * `perOrganization` (the worker sets it on Citus): one statement per organization with work.
  */
-export async function dispatchEvents(
-  database: Pick<Database, 'platformQuery'>,
-  limit = 200,
-  perOrganization = false,
-): Promise<number> {
+export async function dispatchEvents(database: FanOutDatabase, limit = 200, perOrganization = false): Promise<number> {
   if (perOrganization) return dispatchPerOrganization(database, limit);
   const [row] = await database.platformQuery(FAN_OUT, [limit, CATALOG, idTime()]);
   return Number(row?.[0] ?? 0);
@@ -65,17 +63,55 @@ const idTime = () => Date.now().toString(36).padStart(9, '0');
  * fanned out in the next pass. One round trip per organization with work: on one PostgreSQL that
  * buys nothing, so FAN_OUT stays the path there.
  */
-async function dispatchPerOrganization(database: Pick<Database, 'platformQuery'>, limit: number): Promise<number> {
+async function dispatchPerOrganization(database: FanOutDatabase, limit: number): Promise<number> {
   const orgs = await database.platformQuery(WAITING_ORGANIZATIONS, [Math.max(1, Math.floor(limit / MIN_SHARE))]);
   const share = Math.max(Math.ceil(limit / Math.max(1, orgs.length)), MIN_SHARE);
   let total = 0;
   for (const [org] of orgs) {
     if (total >= limit) break;
-    const [row] = await database.platformQuery(FAN_OUT_OF, [Math.min(share, limit - total), CATALOG, idTime(), org]);
-    total += Number(row?.[0] ?? 0);
+    total += await fanOutOrganization(database, org as string, Math.min(share, limit - total));
   }
   return total;
 }
+
+/**
+ * One organization's pass, in one transaction of two statements: FAN_OUT_OF locks and reads its
+ * batches, marks what it finished and answers the deliveries to make, bodies built; then they
+ * are inserted as multi-row `VALUES` (src/db/values.ts). Citus routes a statement whole to one
+ * shard only when its CTEs select, update or delete ("only SELECT, UPDATE, or DELETE common table
+ * expressions may be router planned"): with the INSERT among them it planned each CTE apart and
+ * failed. So on Citus the deliveries pass through the worker, which FAN_OUT spares it elsewhere.
+ */
+async function fanOutOrganization(database: FanOutDatabase, org: string, limit: number): Promise<number> {
+  return asPlatform(database.db, async (tx) => {
+    const made = rowsOf<{
+      n: number;
+      id: string | null;
+      endpoint_id: string;
+      event_id: string;
+      event: string;
+      body: string;
+    }>(await tx.execute(withParams(FAN_OUT_OF.text, [limit, CATALOG, idTime(), org])));
+    const rows = made.filter((m) => m.id !== null).map((m) => [m.id, org, m.endpoint_id, m.event_id, m.event, m.body]);
+    for (const chunk of chunked(rows, 6)) {
+      await tx.execute(
+        sql`INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event, body) ${valuesList(chunk)}`,
+      );
+    }
+    return Number(made[0]?.n ?? 0);
+  });
+}
+
+/** A statement's text with its `$n` placeholders bound to `values` (`$1` is `values[0]`). */
+function withParams(text: string, values: unknown[]): SQL {
+  const parts = text.split(/\$(\d+)/);
+  return sql.join(
+    parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${values[Number(part) - 1]}`)),
+    sql.raw(''),
+  );
+}
+
+type FanOutDatabase = Pick<Database, 'platformQuery' | 'db'>;
 
 /** The organizations with batches waiting, the oldest batch first (a read across shards, no lock). */
 const WAITING_ORGANIZATIONS = {
@@ -150,14 +186,15 @@ function fanOutText(perOrg: boolean): string {
       FROM ev
       JOIN webhook_endpoints ep ON ep.organization_id = ${org('ev')} AND ep.active
         AND (ep.events ? ev.type OR (ep.events ? '*' AND ev.type = ANY(string_to_array($2::text, ','))))
-    ), ins AS (
+    )${
+      perOrg
+        ? ''
+        : `, ins AS (
       INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event, body)
-      SELECT m.id, m.organization_id, m.endpoint_id, m.event_id, m.type,
-             '{"id":' || to_json(m.id)::text || ',"event":' || to_json(m.type)::text
-             || ',"timestamp":"' || to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-             || '","organizationId":' || to_json(m.organization_id)::text || ',"data":' || m.data::text || '}'
+      SELECT m.id, m.organization_id, m.endpoint_id, m.event_id, m.type, ${BODY}
       FROM made m
-    ), reached AS (
+    )`
+    }, reached AS (
       SELECT ev.tx, ev.organization_id, max(ev.id) AS last,
              EXISTS (SELECT 1 FROM events e
                      WHERE e.tx = ev.tx AND e.organization_id = ${org('ev')} AND e.id > max(ev.id)) AS more
@@ -169,8 +206,18 @@ function fanOutText(perOrg: boolean): string {
       UPDATE event_batches x SET fanned_to = r.last FROM reached r
       WHERE x.tx = r.tx AND x.organization_id = ${org('r')} AND r.more
     )
-    SELECT count(*)::int FROM ev`;
+    ${
+      perOrg
+        ? `SELECT (SELECT count(*) FROM ev)::int AS n, m.id, m.endpoint_id, m.event_id, m.type AS event, ${BODY} AS body
+           FROM (SELECT 1) one LEFT JOIN made m ON true`
+        : 'SELECT count(*)::int FROM ev'
+    }`;
 }
+
+/** A delivery's body, the layout of `deliveryBody`, with the event's data as the JSON text it was emitted with. */
+const BODY = `'{"id":' || to_json(m.id)::text || ',"event":' || to_json(m.type)::text
+             || ',"timestamp":"' || to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+             || '","organizationId":' || to_json(m.organization_id)::text || ',"data":' || m.data::text || '}'`;
 
 const FAN_OUT = { text: fanOutText(false) };
 const FAN_OUT_OF = { text: fanOutText(true) };
