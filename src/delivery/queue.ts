@@ -261,8 +261,11 @@ export async function recordAttempt(
                         THEN false ELSE active END,
           deactivated_at = CASE WHEN NOT ${ok}::boolean AND active
                                  AND consecutive_failures + 1 >= ${MAX_CONSECUTIVE_FAILURES}
-                                THEN now() ELSE deactivated_at END,
+                                THEN clock.at ELSE deactivated_at END,
           updated_at = now()
+      -- The time as a column, not now() inside the CASE: Citus refuses a function that is not
+      -- immutable inside an UPDATE's CASE or COALESCE (it evaluates them before routing).
+      FROM (SELECT now() AS at) clock
       WHERE organization_id = ${claim.organizationId} AND id = ${claim.endpointId} AND EXISTS (SELECT 1 FROM mine)
         -- A success on a healthy endpoint leaves its row alone: it is every delivery's
         -- hot row, and rewriting it per delivery serialises the whole engine on one lock.
@@ -280,12 +283,11 @@ export async function recordAttempt(
                              OR EXISTS (SELECT 1 FROM was WHERE NOT was.active) THEN 'dead'
                         ELSE 'failed' END,
           attempt_count = attempt_count + 1,
-          next_attempt_at = CASE WHEN ${ok}::boolean OR ${exhausted}::boolean THEN next_attempt_at
-                                 ELSE now() + make_interval(secs => ${delayMs}::double precision / 1000) END,
+          next_attempt_at = ${ok || exhausted ? sql`next_attempt_at` : sql`now() + make_interval(secs => ${delayMs}::double precision / 1000)`},
           last_status_code = ${result.statusCode}::int,
           last_error = ${result.error}::text,
           last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz,
-          succeeded_at = CASE WHEN ${ok}::boolean THEN now() ELSE NULL END,
+          succeeded_at = ${ok ? sql`now()` : sql`NULL`},
           updated_at = now()
       -- The claim is checked again on the row as it is when locked: a deactivation that
       -- committed meanwhile has turned it dead, and that stands.
@@ -433,7 +435,7 @@ export async function recordDeferral(
       RETURNING endpoint_id
     ), pause AS (
       UPDATE webhook_endpoints
-      SET paused_until = GREATEST(COALESCE(paused_until, now()), ${until})
+      SET paused_until = GREATEST(paused_until, ${until})
       WHERE organization_id = ${claim.organizationId} AND id IN (SELECT endpoint_id FROM self)
     )
     SELECT count(*)::int AS n FROM self`);

@@ -275,6 +275,42 @@ describe.skipIf(!CITUS_URL)('on a Citus cluster (CITUS_DATABASE_URL)', () => {
       expect(receiver.received.every((r) => typeof r.headers['x-service-signature'] === 'string')).toBe(true);
     }, 120_000);
 
+    // The worker's other results, one statement each on the organization's shard: failures (retried
+    // until the schedule is used up; RETRY_ENV's is 100 ms apart) and a 429 with Retry-After (the endpoint paused, no attempt used up).
+    it('records failed attempts and a deferral', async () => {
+      const failing = await startReceiver((_req, res) => res.writeHead(500).end('down'));
+      const busy = await startReceiver((_req, res) => res.writeHead(429, { 'retry-after': '3600' }).end('later'));
+      const worker = startWorker(database as Database, config);
+      try {
+        const down = await other.call('POST', '/api/webhooks', { url: failing.url, events: ['customer.updated'] });
+        const later = await other.call('POST', '/api/webhooks', { url: busy.url, events: ['customer.updated'] });
+        expect([down.statusCode, later.statusCode]).toEqual([201, 201]);
+        const customer = await other.call('POST', '/api/customers', { firstName: 'Birch', lastName: 'Court' });
+        const updated = await other.call('PATCH', `/api/customers/${customer.json().data.id}`, {
+          firstName: 'Birchwood',
+        });
+        expect(updated.statusCode, updated.body).toBe(200);
+        const stateOf = async (endpointId: string) => {
+          const rows = await database?.platformQuery(
+            {
+              text: `SELECT d.status, d.attempt_count, (SELECT count(*)::int FROM webhook_attempts a WHERE a.organization_id = d.organization_id AND a.delivery_id = d.id)
+                     FROM webhook_deliveries d WHERE d.organization_id = $1 AND d.endpoint_id = $2`,
+            },
+            [other.organizationId, endpointId],
+          );
+          return rows?.[0] ?? [];
+        };
+        await waitFor(async () => (await stateOf(down.json().data.id))[0] === 'dead', 'the retries used up', 60_000);
+        expect(await stateOf(down.json().data.id)).toEqual(['dead', 5, 5]);
+        await waitFor(async () => (await stateOf(later.json().data.id))[2] === 1, 'a deferral recorded', 60_000);
+        expect(await stateOf(later.json().data.id)).toEqual(['pending', 0, 1]);
+      } finally {
+        await worker.stop();
+        await failing.close();
+        await busy.close();
+      }
+    }, 120_000);
+
     // A completed job billed: markJobsBilled's UPDATE … FROM unnest of its array parameters
     // (routed to the organization's shard), then the activity rows as VALUES.
     it('bills a completed job', async () => {
