@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import { chunked, literal, MAX_BIND_PARAMETERS, valuesList } from './values.js';
+import { chunked, literal, MAX_BIND_PARAMETERS, microsecondsAfter, valuesList } from './values.js';
 
 describe('VALUES lists (src/db/values.ts)', () => {
   it('writes text as an escaped literal that reads the same whatever standard_conforming_strings says', () => {
@@ -33,5 +33,13 @@ describe('VALUES lists (src/db/values.ts)', () => {
     const chunks = chunked(rows, 10, 5);
     expect(chunks.map((c) => c.length)).toEqual([6553, 6553, 6553, 341]);
     expect(Math.max(...chunks.map((c) => c.length * 10 + 5))).toBeLessThanOrEqual(MAX_BIND_PARAMETERS);
+  });
+
+  it('writes a time n microseconds on as plain ISO text, carrying into the next millisecond and second', () => {
+    const at = new Date('2026-11-28T19:59:59.998Z');
+    expect(microsecondsAfter(at, 0)).toBe('2026-11-28T19:59:59.998000Z');
+    expect(microsecondsAfter(at, 999)).toBe('2026-11-28T19:59:59.998999Z');
+    expect(microsecondsAfter(at, 1000)).toBe('2026-11-28T19:59:59.999000Z');
+    expect(microsecondsAfter(at, 2345)).toBe('2026-11-28T20:00:00.000345Z');
   });
 });

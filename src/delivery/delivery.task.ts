@@ -1,5 +1,6 @@
 import type { TaskContext, WorkerTask } from '../background/runner.js';
 import type { Config } from '../config.js';
+import { isCitus } from '../db/citus.js';
 import type { Database } from '../db/client.js';
 import { listenOn } from '../db/listen.js';
 import { asPlatform, asPlatformStatement } from '../platform/cross-tenant.js';
@@ -30,6 +31,11 @@ export interface WebhookWorkerOptions {
   leaseMs?: number;
   /** Polling interval (PGlite, and the safety net beside LISTEN on PostgreSQL). */
   pollMs?: number;
+  /**
+   * Fan out and claim one organization at a time (docs/scaling.md: Citus locks rows only within
+   * one shard). Unset: chosen at the first pass, on when the database is Citus (`isCitus`).
+   */
+  perOrganization?: boolean;
 }
 
 type Log = TaskContext['log'];
@@ -88,6 +94,7 @@ export class WebhookWorker {
   #writing = false;
   readonly #secrets = new Map<string, string>();
   #secretsAt = 0;
+  #perOrganization: boolean | undefined;
 
   constructor(database: Database, config: Config, log: Log, opts: WebhookWorkerOptions = {}) {
     this.#database = database;
@@ -106,6 +113,7 @@ export class WebhookWorker {
       connectionsPerEndpoint: this.#perEndpoint,
     });
     this.#box = new SecretBox(config.authSecret);
+    this.#perOrganization = opts.perOrganization;
   }
 
   /** New events were announced (NOTIFY). */
@@ -132,11 +140,12 @@ export class WebhookWorker {
   async tick(wake: () => void): Promise<number> {
     this.#wake = wake;
     this.#completedSinceTick = false;
+    this.#perOrganization ??= await isCitus(this.#database);
     let fanOut: Promise<number> | undefined;
     if (this.#eventsWaiting || Date.now() - this.#lastDispatch >= this.#pollMs) {
       this.#eventsWaiting = false;
       this.#lastDispatch = Date.now();
-      fanOut = dispatchEvents(this.#database, DISPATCH_BATCH);
+      fanOut = dispatchEvents(this.#database, DISPATCH_BATCH, this.#perOrganization);
       // Quiet: fan out first so the new deliveries are claimed in this same pass (latency).
       // Backlogged (the last claim filled every slot): fan out beside the claim, so the
       // slots do not wait on the fan-out transaction.
@@ -184,6 +193,7 @@ export class WebhookWorker {
       perEndpoint: this.#perEndpoint,
       answered: [...this.#answered],
       held: [...this.#held],
+      perOrganization: this.#perOrganization,
     };
   }
 
@@ -329,7 +339,7 @@ export class WebhookWorker {
       // A lone failure goes straight to the one-by-one path below (one statement either way).
       try {
         const outcomes = await asPlatform(this.#db, async (db) => {
-          const applied = await recordSuccesses(db, ok);
+          const applied = await recordSuccesses(db, ok, this.#perOrganization);
           const out = new Map<PendingResult, RecordOutcome>();
           for (const b of ok) {
             const hit = applied.has(b.claim.id);

@@ -48,6 +48,11 @@ export interface ClaimOptions {
    * in flight while their lease holds, so the claim need not look them up (0028).
    */
   held?: readonly string[];
+  /**
+   * Claim one organization at a time (`claimPerOrganization`), as Citus needs; the worker sets
+   * it when the database is Citus. Otherwise one call claims across every organization.
+   */
+  perOrganization?: boolean;
 }
 
 /*
@@ -96,6 +101,7 @@ export async function claimDeliveries(
   opts: ClaimOptions,
 ): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
+  if (opts.perOrganization) return claimPerOrganization(database, opts, []);
   const rows = await database.platformQuery(CLAIM, [
     opts.limit,
     opts.perEndpoint,
@@ -104,6 +110,66 @@ export async function claimDeliveries(
     idList(opts.held),
   ]);
   return rows.map((r) => claimedOf(r, 0));
+}
+
+/**
+ * The claim on Citus (docs/scaling.md, "Work across organizations, once distributed"): Citus
+ * locks rows only within one shard, so `webhook_claim`, which locks due endpoints of every
+ * organization in one statement, is refused there. One read across shards, without locks, finds
+ * the organizations with due deliveries (at most four times the limit, in random order); then
+ * `webhook_claim_org` (drizzle/0051: `webhook_claim` with every table named by the organization,
+ * routed whole to its shard) claims for each in turn, each organization an even share of what is
+ * left of the limit. Organizations still take turns (none gets more of a claim than another
+ * while both have work), and within one the endpoints do, as in `webhook_claim`. One round trip
+ * per organization claimed: on one PostgreSQL that buys nothing, so `webhook_claim` stays the
+ * path there. `done`: the ids the caller's call has just recorded (as `p_done`).
+ */
+async function claimPerOrganization(
+  database: Pick<Database, 'platformQuery'>,
+  opts: ClaimOptions,
+  done: readonly string[],
+): Promise<ClaimedDelivery[]> {
+  const orgs = await database.platformQuery(DUE_ORGANIZATIONS, [opts.limit * 4]);
+  const claimed: ClaimedDelivery[] = [];
+  const common = [opts.perEndpoint, Math.round(opts.leaseMs), idList(opts.answered), idList(opts.held), idList(done)];
+  for (let i = 0; i < orgs.length && claimed.length < opts.limit; i++) {
+    const share = Math.ceil((opts.limit - claimed.length) / (orgs.length - i));
+    const rows = await database.platformQuery(CLAIM_OF, [orgs[i]?.[0], share, ...common]);
+    for (const r of rows) claimed.push(claimedOf(r, 0));
+  }
+  return claimed;
+}
+
+/**
+ * The organizations with an active endpoint that has a due delivery, in random order: a read
+ * across shards on Citus (no lock; the claims that follow lock). A delivery in flight still
+ * counts here; its organization's claim then comes back short, and the next ones take the rest.
+ */
+const DUE_ORGANIZATIONS = {
+  text: `
+    SELECT c.organization_id FROM webhook_endpoints c
+    WHERE c.active AND (c.paused_until IS NULL OR c.paused_until <= now())
+      AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                  WHERE d.organization_id = c.organization_id AND d.endpoint_id = c.id
+                    AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= now())
+    GROUP BY c.organization_id
+    ORDER BY random()
+    LIMIT $1`,
+};
+const CLAIM_OF = {
+  text: "SELECT * FROM webhook_claim_org($1, $2::int, $3::int, $4::int, string_to_array($5, ','), string_to_array($7, ','), string_to_array($6, ','))",
+};
+const RECORD_OF = { text: 'SELECT id FROM webhook_record_successes_org($1, $2::json) AS id' };
+
+/** Successes grouped by their organization (the per-organization calls take one each). */
+function byOrganization(items: ReadonlyArray<Success>): Map<string, Success[]> {
+  const groups = new Map<string, Success[]>();
+  for (const item of items) {
+    const group = groups.get(item.claim.organizationId);
+    if (group) group.push(item);
+    else groups.set(item.claim.organizationId, [item]);
+  }
+  return groups;
 }
 
 /*
@@ -195,8 +261,11 @@ export async function recordAttempt(
                         THEN false ELSE active END,
           deactivated_at = CASE WHEN NOT ${ok}::boolean AND active
                                  AND consecutive_failures + 1 >= ${MAX_CONSECUTIVE_FAILURES}
-                                THEN now() ELSE deactivated_at END,
+                                THEN clock.at ELSE deactivated_at END,
           updated_at = now()
+      -- The time as a column, not now() inside the CASE: Citus refuses a function that is not
+      -- immutable inside an UPDATE's CASE or COALESCE (it evaluates them before routing).
+      FROM (SELECT now() AS at) clock
       WHERE organization_id = ${claim.organizationId} AND id = ${claim.endpointId} AND EXISTS (SELECT 1 FROM mine)
         -- A success on a healthy endpoint leaves its row alone: it is every delivery's
         -- hot row, and rewriting it per delivery serialises the whole engine on one lock.
@@ -214,12 +283,11 @@ export async function recordAttempt(
                              OR EXISTS (SELECT 1 FROM was WHERE NOT was.active) THEN 'dead'
                         ELSE 'failed' END,
           attempt_count = attempt_count + 1,
-          next_attempt_at = CASE WHEN ${ok}::boolean OR ${exhausted}::boolean THEN next_attempt_at
-                                 ELSE now() + make_interval(secs => ${delayMs}::double precision / 1000) END,
+          next_attempt_at = ${ok || exhausted ? sql`next_attempt_at` : sql`now() + make_interval(secs => ${delayMs}::double precision / 1000)`},
           last_status_code = ${result.statusCode}::int,
           last_error = ${result.error}::text,
           last_attempt_at = ${result.attemptedAt.toISOString()}::timestamptz,
-          succeeded_at = CASE WHEN ${ok}::boolean THEN now() ELSE NULL END,
+          succeeded_at = ${ok ? sql`now()` : sql`NULL`},
           updated_at = now()
       -- The claim is checked again on the row as it is when locked: a deactivation that
       -- committed meanwhile has turned it dead, and that stands.
@@ -252,8 +320,23 @@ export async function recordAttempt(
  * counters of the touched endpoints reset where they are not already zero).
  * Returns the ids whose claim was still held.
  */
-export async function recordSuccesses(db: Db, items: ReadonlyArray<Success>): Promise<Set<string>> {
+export async function recordSuccesses(
+  db: Db,
+  items: ReadonlyArray<Success>,
+  perOrganization = false,
+): Promise<Set<string>> {
   if (items.length === 0) return new Set();
+  if (perOrganization) {
+    // On Citus, one call per organization (webhook_record_successes_org, drizzle/0051).
+    const applied = new Set<string>();
+    for (const [org, group] of byOrganization(items)) {
+      const res = await db.execute(
+        sql`SELECT id FROM webhook_record_successes_org(${org}, ${successesJson(group)}::json) AS id`,
+      );
+      for (const r of rowsOf<{ id: string }>(res)) applied.add(r.id);
+    }
+    return applied;
+  }
   const res = await db.execute(sql`SELECT id FROM webhook_record_successes(${successesJson(items)}::json) AS id`);
   return new Set(rowsOf<{ id: string }>(res).map((r) => r.id));
 }
@@ -293,6 +376,16 @@ export async function recordSuccessesAndClaim(
   items: ReadonlyArray<Success>,
   opts: ClaimOptions,
 ): Promise<{ applied: Set<string>; claimed: ClaimedDelivery[] }> {
+  if (opts.perOrganization) {
+    // On Citus: each organization's successes, then the claim, one organization per call.
+    const applied = new Set<string>();
+    for (const [org, group] of byOrganization(items)) {
+      for (const [id] of await database.platformQuery(RECORD_OF, [org, successesJson(group)]))
+        applied.add(id as string);
+    }
+    const claimed = opts.limit > 0 ? await claimPerOrganization(database, opts, [...applied]) : [];
+    return { applied, claimed };
+  }
   const rows = await database.platformQuery(RECORD_AND_CLAIM, [
     successesJson(items),
     Math.max(0, opts.limit),
@@ -342,7 +435,7 @@ export async function recordDeferral(
       RETURNING endpoint_id
     ), pause AS (
       UPDATE webhook_endpoints
-      SET paused_until = GREATEST(COALESCE(paused_until, now()), ${until})
+      SET paused_until = GREATEST(paused_until, ${until})
       WHERE organization_id = ${claim.organizationId} AND id IN (SELECT endpoint_id FROM self)
     )
     SELECT count(*)::int AS n FROM self`);

@@ -9,9 +9,8 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import { dispatchEvents } from '../../src/delivery/fanout.js';
 import { newTenant, TEST_ENV, type TestUser } from '../harness.js';
-import { ok200, RETRY_ENV, type Receiver, startReceiver } from '../webhooks/helpers.js';
+import { ok200, RETRY_ENV, type Receiver, startReceiver, startWorker, waitFor } from '../webhooks/helpers.js';
 import { type Catalog, catalogOf, citusPlan } from './citus-plan.js';
 
 /*
@@ -20,7 +19,7 @@ import { type Catalog, catalogOf, citusPlan } from './citus-plan.js';
  * document's ```sql citus block run statement by statement. Every statement Citus refuses is
  * reported with its error; then the catalog must show every tenant table distributed by
  * organization_id in organizations' co-location group and every global table as a reference
- * table, and the API (in process) must run its smoke flow there (the webhook worker not yet: below).
+ * table, and the API (in process) must run its smoke flow there, the webhook worker included.
  * Without CITUS_DATABASE_URL the file is reported as skipped. CITUS_LOG_LEVEL=error shows the
  * API's own log, where a request Citus refused names the statement and Citus's error.
  */
@@ -238,23 +237,99 @@ describe.skipIf(!CITUS_URL)('on a Citus cluster (CITUS_DATABASE_URL)', () => {
     }, 120_000);
 
     /*
-     * Not yet on Citus (docs/scaling.md, "What Citus still refuses"): the webhook worker's
-     * fan-out and claim lock rows across organizations in one statement (FOR UPDATE SKIP LOCKED
-     * over every shard), which Citus refuses; their per-organization plans (the **plan** rows of
-     * docs/scaling.md) are not built. This test holds that in place: it fails, naming Citus's
-     * error, once the fan-out runs there, and is then to be replaced by the delivery itself
-     * (an endpoint on a local receiver, waited for, its body naming the organization).
+     * The webhook worker on Citus: the fan-out and the claim run one organization at a time
+     * (src/delivery/fanout.ts, queue.ts: Citus locks rows only within one shard), chosen by the
+     * worker itself because the database is Citus. invoice.paid, committed by the flow above,
+     * reaches the local receiver, signed, its body naming the organization; the other
+     * organization's event goes to its own endpoint only; the successes are recorded on the
+     * shard (webhook_record_successes_org, drizzle/0051).
      */
-    it('does not deliver webhooks yet: Citus refuses the fan-out across organizations', async () => {
-      const error = await dispatchEvents(database as Database).then(
-        () => null,
-        (err: Error) => err,
+    it('delivers webhooks: the fan-out and the claim one organization at a time', async () => {
+      const theirs = await other.call('POST', '/api/webhooks', { url: receiver.url, events: ['customer.created'] });
+      expect(theirs.statusCode, theirs.body).toBe(201);
+      const created = await other.call('POST', '/api/customers', { firstName: 'Other', lastName: 'Tenant' });
+      expect(created.statusCode, created.body).toBe(201);
+      const worker = startWorker(database as Database, config);
+      try {
+        await waitFor(async () => receiver.received.length >= 2, 'two deliveries', 60_000);
+        await waitFor(
+          async () => {
+            const rows = await database?.platformQuery(
+              {
+                text: `SELECT count(*)::int FROM webhook_deliveries WHERE organization_id = ANY($1) AND status = 'succeeded'`,
+              },
+              [[owner.organizationId, other.organizationId]],
+            );
+            return Number(rows?.[0]?.[0]) === 2;
+          },
+          'both recorded as succeeded',
+          60_000,
+        );
+      } finally {
+        await worker.stop();
+      }
+      const bodies = receiver.received.map((r) => JSON.parse(r.body) as { event: string; organizationId: string });
+      expect(bodies.map((b) => `${b.event} ${b.organizationId}`).sort()).toEqual(
+        [`customer.created ${other.organizationId}`, `invoice.paid ${owner.organizationId}`].sort(),
       );
-      // Citus 13.2: "cannot push down this subquery" (the lock over every organization's batches).
-      expect(error?.message, 'the fan-out ran on Citus: replace this test by the delivery').toMatch(
-        /cannot push down this subquery/,
-      );
-      expect(receiver.received).toEqual([]);
+      expect(receiver.received.every((r) => typeof r.headers['x-service-signature'] === 'string')).toBe(true);
+    }, 120_000);
+
+    // The worker's other results, one statement each on the organization's shard: failures (retried
+    // until the schedule is used up; RETRY_ENV's is 100 ms apart) and a 429 with Retry-After (the endpoint paused, no attempt used up).
+    it('records failed attempts and a deferral', async () => {
+      const failing = await startReceiver((_req, res) => res.writeHead(500).end('down'));
+      const busy = await startReceiver((_req, res) => res.writeHead(429, { 'retry-after': '3600' }).end('later'));
+      const worker = startWorker(database as Database, config);
+      try {
+        const down = await other.call('POST', '/api/webhooks', { url: failing.url, events: ['customer.updated'] });
+        const later = await other.call('POST', '/api/webhooks', { url: busy.url, events: ['customer.updated'] });
+        expect([down.statusCode, later.statusCode]).toEqual([201, 201]);
+        const customer = await other.call('POST', '/api/customers', { firstName: 'Birch', lastName: 'Court' });
+        const updated = await other.call('PATCH', `/api/customers/${customer.json().data.id}`, {
+          firstName: 'Birchwood',
+        });
+        expect(updated.statusCode, updated.body).toBe(200);
+        const stateOf = async (endpointId: string) => {
+          const rows = await database?.platformQuery(
+            {
+              text: `SELECT d.status, d.attempt_count, (SELECT count(*)::int FROM webhook_attempts a WHERE a.organization_id = d.organization_id AND a.delivery_id = d.id)
+                     FROM webhook_deliveries d WHERE d.organization_id = $1 AND d.endpoint_id = $2`,
+            },
+            [other.organizationId, endpointId],
+          );
+          return rows?.[0] ?? [];
+        };
+        await waitFor(async () => (await stateOf(down.json().data.id))[0] === 'dead', 'the retries used up', 60_000);
+        expect(await stateOf(down.json().data.id)).toEqual(['dead', 5, 5]);
+        await waitFor(async () => (await stateOf(later.json().data.id))[2] === 1, 'a deferral recorded', 60_000);
+        expect(await stateOf(later.json().data.id)).toEqual(['pending', 0, 1]);
+      } finally {
+        await worker.stop();
+        await failing.close();
+        await busy.close();
+      }
+    }, 120_000);
+
+    // A completed job billed: markJobsBilled's UPDATE … FROM unnest of its array parameters
+    // (routed to the organization's shard), then the activity rows as VALUES.
+    it('bills a completed job', async () => {
+      const customer = await owner.call('POST', '/api/customers', { firstName: 'Cedar', lastName: 'Lane' });
+      const customerId = customer.json().data.id as string;
+      const job = await owner.call('POST', '/api/jobs', {
+        customerId,
+        scheduledDate: '2026-04-20',
+        lineItems: [{ description: 'Hedge trim', quantity: 2, unitPrice: 40 }],
+      });
+      expect(job.statusCode, job.body).toBe(201);
+      const jobId = job.json().data.id as string;
+      const done = await owner.call('PATCH', `/api/jobs/${jobId}`, { status: 'completed' });
+      expect(done.statusCode, done.body).toBe(200);
+      const billed = await owner.call('POST', '/api/invoices/from-jobs', { jobIds: [jobId] });
+      expect(billed.statusCode, billed.body).toBe(201);
+      const after = await owner.call('GET', `/api/jobs/${jobId}`);
+      expect(after.json().data.invoiceId).toBeTruthy();
+      expect((await other.call('GET', `/api/jobs/${jobId}`)).statusCode).toBe(404);
     }, 120_000);
   });
 });

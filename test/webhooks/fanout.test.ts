@@ -160,33 +160,6 @@ describe('webhook fan-out', () => {
     expect(await madeFor(otherEp)).toEqual(small.map((e) => e.id).sort());
   });
 
-  it("fans out another organization's event in the pass after one transaction's burst, not after all of it", async () => {
-    const bulk = await newTenant(h);
-    const quiet = await newTenant(h);
-    const bulkEp = await register(bulk, ['*']);
-    const quietEp = await register(quiet, ['*']);
-    const created = (n: number) =>
-      Array.from({ length: n }, (_, i) => ({ type: 'customer.created', data: { customerId: `cus_bulk_${i}` } }));
-    // 450 events in one transaction (an import, a month's batch invoicing), then one event of
-    // another organization committed after it.
-    const burst = await emitEvents(h.database, bulk.organizationId, created(450));
-    const [probe] = await emitEvents(h.database, quiet.organizationId, [
-      { type: 'invoice.paid', data: { invoiceId: 'inv_probe' } },
-    ]);
-
-    // One pass of 200 splits itself over the two batches waiting: 100 of the burst and the probe.
-    expect(await dispatchEvents(h.database, 200)).toBe(101);
-    expect(await awaitingFanOut(h.admin.db, probe?.id as string)).toBe(false);
-    expect(await madeFor(quietEp)).toEqual([probe?.id]);
-
-    // The burst alone then fills whole passes, and every event of it is made into one delivery.
-    const passes = [];
-    for (let k = await dispatchEvents(h.database, 200); k > 0; k = await dispatchEvents(h.database, 200))
-      passes.push(k);
-    expect(passes).toEqual([200, 150]);
-    expect(await madeFor(bulkEp)).toEqual(burst.map((e) => e.id).sort());
-  });
-
   // No trigger adds the batch row since drizzle/0042 (Citus refuses a trigger that writes another
   // table): a writer other than emit writes its transaction's batch row itself, and is fanned out.
   it('fans out an event written by a plain INSERT with its batch row, as emit writes them', async () => {
@@ -207,34 +180,79 @@ describe('webhook fan-out', () => {
     expect(made).toEqual([{ eventId: 'evt_plain_insert' }]);
   });
 
-  it('makes each event into deliveries once when passes run side by side', async () => {
-    const t = await newTenant(h);
-    const ep = await register(t, ['*']);
-    const ids: string[] = [];
-    for (let tx = 0; tx < 12; tx++) {
-      const batch = await emitEvents(
-        h.database,
-        t.organizationId,
-        Array.from({ length: 5 }, (_, i) => ({ type: 'customer.created', data: { customerId: `cus_${tx}_${i}` } })),
-      );
-      ids.push(...batch.map((e) => e.id));
-    }
-    // Four workers' passes at once (on PostgreSQL each on its own connection), four events
-    // each: they skip the batches another holds, and cut batches where another stopped.
-    const worker = async () => {
-      let n = 0;
-      for (let k = await dispatchEvents(h.database, 4); k > 0; k = await dispatchEvents(h.database, 4)) n += k;
-      return n;
-    };
-    const counts = await Promise.all([worker(), worker(), worker(), worker()]);
-    // A pass that found every batch held returns 0 early; whatever is left, one more drains.
-    const rest = await worker();
-    expect(counts.reduce((a, b) => a + b, 0) + rest).toBe(ids.length);
-    const rows = await h.admin.db
-      .select({ eventId: webhookDeliveries.eventId })
-      .from(webhookDeliveries)
-      .where(eq(webhookDeliveries.endpointId, ep));
-    expect(rows.map((r) => r.eventId).sort()).toEqual([...ids].sort());
+  /*
+   * Two ways: one statement across organizations (PostgreSQL, PGlite), and one organization at a
+   * time (what the worker does on Citus, where a statement locks rows of one shard only).
+   */
+  describe.each([
+    { mode: 'in one statement', perOrganization: false },
+    { mode: 'one organization at a time, as on Citus', perOrganization: true },
+  ])('passing $mode', ({ perOrganization }) => {
+    it("fans out another organization's event in the pass after one transaction's burst, not after all of it", async () => {
+      const bulk = await newTenant(h);
+      const quiet = await newTenant(h);
+      const bulkEp = await register(bulk, ['*']);
+      const quietEp = await register(quiet, ['*']);
+      const created = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ type: 'customer.created', data: { customerId: `cus_bulk_${i}` } }));
+      // 450 events in one transaction (an import, a month's batch invoicing), then one event of
+      // another organization committed after it.
+      const burst = await emitEvents(h.database, bulk.organizationId, created(450));
+      const [probe] = await emitEvents(h.database, quiet.organizationId, [
+        { type: 'invoice.paid', data: { invoiceId: 'inv_probe' } },
+      ]);
+
+      // One pass of 200 splits itself over the two batches waiting: 100 of the burst and the probe.
+      expect(await dispatchEvents(h.database, 200, perOrganization)).toBe(101);
+      expect(await awaitingFanOut(h.admin.db, probe?.id as string)).toBe(false);
+      expect(await madeFor(quietEp)).toEqual([probe?.id]);
+
+      // The burst alone then fills whole passes, and every event of it is made into one delivery.
+      const passes = [];
+      for (
+        let k = await dispatchEvents(h.database, 200, perOrganization);
+        k > 0;
+        k = await dispatchEvents(h.database, 200, perOrganization)
+      )
+        passes.push(k);
+      expect(passes).toEqual([200, 150]);
+      expect(await madeFor(bulkEp)).toEqual(burst.map((e) => e.id).sort());
+    });
+
+    it('makes each event into deliveries once when passes run side by side', async () => {
+      const t = await newTenant(h);
+      const ep = await register(t, ['*']);
+      const ids: string[] = [];
+      for (let tx = 0; tx < 12; tx++) {
+        const batch = await emitEvents(
+          h.database,
+          t.organizationId,
+          Array.from({ length: 5 }, (_, i) => ({ type: 'customer.created', data: { customerId: `cus_${tx}_${i}` } })),
+        );
+        ids.push(...batch.map((e) => e.id));
+      }
+      // Four workers' passes at once (on PostgreSQL each on its own connection), four events
+      // each: they skip the batches another holds, and cut batches where another stopped.
+      const worker = async () => {
+        let n = 0;
+        for (
+          let k = await dispatchEvents(h.database, 4, perOrganization);
+          k > 0;
+          k = await dispatchEvents(h.database, 4, perOrganization)
+        )
+          n += k;
+        return n;
+      };
+      const counts = await Promise.all([worker(), worker(), worker(), worker()]);
+      // A pass that found every batch held returns 0 early; whatever is left, one more drains.
+      const rest = await worker();
+      expect(counts.reduce((a, b) => a + b, 0) + rest).toBe(ids.length);
+      const rows = await h.admin.db
+        .select({ eventId: webhookDeliveries.eventId })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.endpointId, ep));
+      expect(rows.map((r) => r.eventId).sort()).toEqual([...ids].sort());
+    });
   });
 
   it("refuses a delivery whose organization is not its endpoint's, even from the schema owner", async () => {

@@ -1,7 +1,7 @@
 import { and, asc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
 import { jobActivity, jobs, type StoredJobLine } from '../../db/schema/index.js';
-import { chunked, literal, valuesList } from '../../db/values.js';
+import { chunked, microsecondsAfter, valuesList } from '../../db/values.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -131,7 +131,7 @@ export async function markJobsBilled(
     'invoiced',
     `Billed on invoice ${p.invoice.invoiceNumber}`,
     actorId,
-    sql.raw(`${literal(now)}::timestamptz + ${n} * interval '1 microsecond'`),
+    microsecondsAfter(new Date(now), n),
   ]);
   for (const chunk of chunked(entries, 7)) {
     await ctx.tx.execute(

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Tx } from '../../db/client.js';
 import { eventBatches, events, workflowEventBatches } from '../../db/schema/index.js';
-import { chunked, literal, valuesList } from '../../db/values.js';
+import { chunked, microsecondsAfter, valuesList } from '../../db/values.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Ctx } from '../tenancy.js';
@@ -75,7 +75,7 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
 export async function emitMany(ctx: Ctx, type: string, items: Record<string, unknown>[]): Promise<number> {
   if (items.length === 0) return 0;
   if (!isKnownEvent(type)) throw new AppError('INTERNAL', `Unknown event type ${type}`);
-  const now = new Date().toISOString();
+  const now = new Date();
   const depth = ctx.eventDepth ?? 0;
   // Multi-row VALUES (src/db/values.ts), as few statements as the parameter limit allows: Citus
   // routes them to the organization's shard, where an INSERT … SELECT from a JSON parameter is
@@ -86,7 +86,7 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
     type,
     JSON.stringify(data),
     depth,
-    sql.raw(`${literal(now)}::timestamptz + ${n} * interval '1 microsecond'`),
+    microsecondsAfter(now, n),
   ]);
   for (const chunk of chunked(rows, 6, 3)) {
     await ctx.tx.execute(sql`

@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
-import { chunked, literal, valuesList } from '../../../db/values.js';
+import { chunked, valuesList } from '../../../db/values.js';
 import { emitMany } from '../../../platform/events/outbox.js';
 import { newId } from '../../../platform/ids.js';
 import { take } from '../../../platform/state-machine.js';
@@ -132,8 +132,7 @@ export interface VisitPlan {
  */
 export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string): Promise<number> {
   const occurrences: unknown[][] = [];
-  for (const p of plans)
-    for (const d of p.dates) occurrences.push([p.scheduleId, sql.raw(`${literal(d)}::date`), newId('job')]);
+  for (const p of plans) for (const d of p.dates) occurrences.push([p.scheduleId, d, newId('job')]);
   if (occurrences.length === 0) return 0;
   let made = 0;
   // The occurrences as a VALUES list (src/db/values.ts), in chunks below the parameter limit:
@@ -153,7 +152,9 @@ async function makeVisitsOf(ctx: Ctx, occurrences: unknown[][], timezone: string
   );
   const made = rowsOf<Record<string, unknown>>(
     await ctx.tx.execute(sql`
-      WITH o(schedule_id, d, id) AS (${valuesList(occurrences)}),
+      -- Plain literals, cast once here: a cast written in every row is parsed row by row.
+      WITH v(schedule_id, d, id) AS (${valuesList(occurrences)}),
+      o AS (SELECT v.schedule_id, v.d::date AS d, v.id FROM v),
       ins AS (
         INSERT INTO jobs (id, organization_id, status, scheduled_date, schedule_id, occurrence_date,
                           created_at, updated_at, ${columns})
