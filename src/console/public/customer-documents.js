@@ -59,7 +59,7 @@ function SendForm({ kind, doc, number, customer, onSent }) {
     });
   };
   return html`<form class="stack send-document" onSubmit=${send} aria-label=${`Send ${number}`}>
-    <fieldset class="row">
+    <fieldset>
       <legend class="small">Send ${number} by</legend>
       <label class="check"><input type="checkbox" name="email" checked=${email} onChange=${(e) => setEmail(e.target.checked)} /> Email${customer.email ? '' : ' (no address)'}</label>
       <label class="check"><input type="checkbox" name="sms" checked=${sms} onChange=${(e) => setSms(e.target.checked)} /> Text message</label>
