@@ -55,7 +55,10 @@ export const SEND_CONCURRENCY = 32;
  * answering) is passed over (the pace). Each organization taken holds a transaction-scoped advisory lock from the first
  * statement (which picks and locks) to the commit, and the second statement (a new snapshot, so
  * it sees every claim committed before the lock was had) checks the pace again as it claims: two
- * workers never hand two texts of one organization inside the same second.
+ * workers never hand two texts of one organization inside the same second. The LIMIT counts the
+ * organizations locked, in the order above (a volatile filter is not pushed below the
+ * materialized, ordered list): two workers claiming at once each take the first `limit` they
+ * could lock, instead of both picking the same ones and one coming back empty.
  */
 async function claimIn(tx: Tx, now: Date, limit: number): Promise<MessageRow[]> {
   const at = sql`${now.toISOString()}::timestamptz`;
@@ -79,10 +82,10 @@ async function claimIn(tx: Tx, now: Date, limit: number): Promise<MessageRow[]> 
           WHERE NOT EXISTS (${recent(sql`due.organization_id`)})
           ORDER BY (SELECT max(l.handed_at) FROM messages l WHERE l.organization_id = due.organization_id) NULLS FIRST,
                    due.next_attempt_at, due.id
-          LIMIT ${limit}
         )
         SELECT organization_id, id FROM ready
-        WHERE pg_try_advisory_xact_lock(hashtext(${TASK}), hashtext(ready.organization_id))`),
+        WHERE pg_try_advisory_xact_lock(hashtext(${TASK}), hashtext(ready.organization_id))
+        LIMIT ${limit}`),
   );
   if (picked.length === 0) return [];
   const pairs = sql.join(
