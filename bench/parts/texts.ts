@@ -146,7 +146,11 @@ export const textsBench: BenchPart = {
       for (let i = 0; i < ORGS; i++) orgOf.set(sidOf(i), i);
       const workerStart = Date.now();
       for (let w = 0; w < WORKERS; w++) {
-        const child = spawn(process.execPath, ['dist/worker.js'], {
+        // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when stopped (where time goes).
+        const profile = process.env.BENCH_CPU_PROF
+          ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+          : [];
+        const child = spawn(process.execPath, [...profile, 'dist/worker.js'], {
           env: { ...process.env, ...env },
           stdio: ['ignore', 'ignore', 'inherit'],
         });

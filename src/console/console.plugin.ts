@@ -57,6 +57,7 @@ function loadAssets(): Map<string, Asset> {
     'pages-requests.js',
     'pages-calendar.js',
     'pages-messages.js',
+    'customer-documents.js',
     'console.css',
   ]) {
     assets.set(name, asset(join(publicDir, name)));

@@ -3,7 +3,7 @@ import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendDueTexts } from '../../src/modules/messages/messages.tasks.js';
 import { twilioDeps } from '../../src/modules/messages/messages.twilio.js';
-import { eventsOf } from '../factories.js';
+import { eventsOf, later, line } from '../factories.js';
 import type { TestUser } from '../harness.js';
 import { startTwilioStandIn, type TwilioStandIn } from '../messages/twilio-stand-in.js';
 import {
@@ -180,6 +180,38 @@ describe('texts in the console: SMS settings and a customer’s conversation', (
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it('sends an invoice’s link by text from the customer page (channels ["sms"]), and the worker texts it', async () => {
+    const created = await owner.call('POST', '/api/invoices', {
+      customerId,
+      lineItems: [line('Spring cleanup', 1, 180)],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const invoice = created.json().data;
+    await page.reload();
+    const form = page.getByRole('form', { name: `Send ${invoice.invoiceNumber}` });
+    await form.waitFor();
+    // Dana has no email address: the email channel starts unticked; the owner ticks the text.
+    expect(await form.getByLabel('Email (no address)').isChecked()).toBe(false);
+    expect(await form.getByRole('button', { name: `Send ${invoice.invoiceNumber}` }).isDisabled()).toBe(true);
+    await form.getByLabel('Text message').check();
+    await expectAccessibleControls(page);
+    await screenshot(page, 'customer-documents');
+    await form.getByRole('button', { name: `Send ${invoice.invoiceNumber}` }).click();
+    await form.getByText(`Sent: texted to ${mobile}.`).waitFor();
+    expect((await owner.call('GET', `/api/invoices/${invoice.id}`)).json().data.status).toBe('sent');
+    const texts = (await owner.call('GET', `/api/messages?customerId=${customerId}&kind=invoice_link`)).json().data;
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toMatchObject({ invoiceId: invoice.id, status: 'queued' });
+    // Sent now, the button offers to send it again.
+    await form.getByRole('button', { name: `Send ${invoice.invoiceNumber} again` }).waitFor();
+
+    // Past any quiet hours: the worker hands the link to "Twilio".
+    expect(await sendDueTexts(server.h.database, twilioDeps(server.h.config), later(1))).toBe(1);
+    expect(stand.accepted).toHaveLength(2);
+    expect(stand.accepted[1]?.body).toContain(`invoice ${invoice.invoiceNumber}`);
+    expect(stand.accepted[1]?.body).toContain(`${server.base}/api/portal/`);
+  });
+
   it('STOP opts the customer out: the page shows it and the next text is refused', async () => {
     expect((await inbound('stop', 2)).status).toBe(200);
     await page.reload();
@@ -189,7 +221,18 @@ describe('texts in the console: SMS settings and a customer’s conversation', (
     const refused = page.getByRole('alert');
     await refused.getByText('the customer opted out of texts').waitFor();
     expect(await sendDueTexts(server.h.database, twilioDeps(server.h.config))).toBe(0);
-    expect(stand.accepted).toHaveLength(1);
+    expect(stand.accepted).toHaveLength(2);
+
+    // An estimate sent by text is refused as a whole (409 naming what is missing): still a draft.
+    const created = await owner.call('POST', '/api/estimates', { customerId, lineItems: [line('Aeration', 1, 90)] });
+    expect(created.statusCode, created.body).toBe(201);
+    const estimate = created.json().data;
+    await page.reload();
+    const form = page.getByRole('form', { name: `Send ${estimate.estimateNumber}` });
+    await form.getByLabel('Text message').check();
+    await form.getByRole('button', { name: `Send ${estimate.estimateNumber}` }).click();
+    await form.getByRole('alert').getByText('the customer opted out of texts').waitFor();
+    expect((await owner.call('GET', `/api/estimates/${estimate.id}`)).json().data.status).toBe('draft');
     const history = (await owner.call('GET', `/api/customers/${customerId}/sms-consent`)).json().data;
     expect(history.map((c: { status: string; source: string }) => `${c.status}/${c.source}`)).toEqual([
       'opted_in/staff',

@@ -1,9 +1,11 @@
 /**
- * Texts (operations.md §10): the customers list, a customer's page with their SMS consent and
- * their conversation (texts both ways, a box to send one), and the SMS settings (Twilio).
+ * Texts (operations.md §10): the customers list, a customer's page with their SMS consent,
+ * their conversation (texts both ways, a box to send one) and their invoices and estimates to send
+ * by email and/or text (customer-documents.js), and the SMS settings (Twilio).
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiList } from './api.js';
+import { CustomerDocuments } from './customer-documents.js';
 import { Alert, Badge, formatTime, html, Link, useAction } from './ui.js';
 
 const isAdmin = (org) => org.role === 'owner' || org.role === 'admin';
@@ -296,7 +298,10 @@ export function CustomerPage({ id }) {
     </dl>
     <div class="customer-columns">
       <${Conversation} customer=${customer} settings=${settings} />
-      <${ConsentCard} customer=${customer} onChanged=${load} />
+      <div class="stack">
+        <${ConsentCard} customer=${customer} onChanged=${load} />
+        <${CustomerDocuments} customer=${customer} currency=${settings?.currency ?? 'USD'} />
+      </div>
     </div>
   </section>`;
 }

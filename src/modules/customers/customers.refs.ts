@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -98,6 +99,27 @@ export async function customersByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
     .from(customers)
     .where(and(eq(customers.organizationId, ctx.organizationId), inArray(customers.id, unique)));
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * Customers of several organizations by (organization, id), read in one statement of a
+ * cross-tenant transaction (`asPlatform`: the texts worker checks the consent and number of a
+ * whole claimed batch at once), keyed `organizationId:id`; the rest are left out.
+ */
+export async function customersOfOrganizations(
+  tx: Tx,
+  keys: Array<{ organizationId: string; id: string }>,
+): Promise<Map<string, CustomerRow>> {
+  if (keys.length === 0) return new Map();
+  const pairs = sql.join(
+    keys.map((k) => sql`(${k.organizationId}, ${k.id})`),
+    sql`, `,
+  );
+  const rows = await tx
+    .select()
+    .from(customers)
+    .where(sql`(${customers.organizationId}, ${customers.id}) IN (${pairs})`);
+  return new Map(rows.map((r) => [`${r.organizationId}:${r.id}`, r]));
 }
 
 /** A customer the organization has (soft-deleted ones included: a sent document keeps its customer), if any. */

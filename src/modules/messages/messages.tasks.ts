@@ -1,13 +1,14 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { WorkerTask } from '../../background/runner.js';
-import type { Database } from '../../db/client.js';
+import type { Database, Tx } from '../../db/client.js';
 import { rowsOf } from '../../db/client.js';
 import { messages } from '../../db/schema/index.js';
+import { valuesList } from '../../db/values.js';
 import { asPlatform, perOrganization } from '../../platform/cross-tenant.js';
 import { take } from '../../platform/state-machine.js';
 import { type Ctx, inTenant, systemActor } from '../../platform/tenancy.js';
-import { findCustomer, recordSmsConsent } from '../customers/customers.refs.js';
-import { getOrgSettings } from '../settings/settings.service.js';
+import { customersOfOrganizations, recordSmsConsent } from '../customers/customers.refs.js';
+import { settingsOfOrganizations } from '../settings/settings.service.js';
 import { emitMessageEvent, type MessageRow, textingBlockers } from './messages.service.js';
 import { messageMachine } from './messages.states.js';
 import { dropStaleStatusReports, recordProviderId } from './messages.status-reports.js';
@@ -24,7 +25,7 @@ import {
 const TASK = 'messages.send';
 const ACTOR = systemActor(TASK);
 /** Texts one run of the task claims at most (it runs again at once when it claimed any). */
-const BATCH = 500;
+const BATCH = 1_000;
 /** Twilio answering 429/5xx: this many tries in all, then failed. */
 export const MAX_TEXT_ATTEMPTS = 3;
 const FIRST_RETRY_MS = 5_000;
@@ -54,9 +55,12 @@ export const SEND_CONCURRENCY = 32;
  * answering) is passed over (the pace). Each organization taken holds a transaction-scoped advisory lock from the first
  * statement (which picks and locks) to the commit, and the second statement (a new snapshot, so
  * it sees every claim committed before the lock was had) checks the pace again as it claims: two
- * workers never hand two texts of one organization inside the same second.
+ * workers never hand two texts of one organization inside the same second. The LIMIT counts the
+ * organizations locked, in the order above (a volatile filter is not pushed below the
+ * materialized, ordered list): two workers claiming at once each take the first `limit` they
+ * could lock, instead of both picking the same ones and one coming back empty.
  */
-export async function claimTexts(database: Database, now: Date, limit = CLAIM_BATCH): Promise<MessageRow[]> {
+async function claimIn(tx: Tx, now: Date, limit: number): Promise<MessageRow[]> {
   const at = sql`${now.toISOString()}::timestamptz`;
   const paced = sql`${at} - ${PACE_MS} * interval '1 millisecond'`;
   // The pace counts from Twilio's answer too: a text still on its way (sending, for at most the
@@ -66,9 +70,8 @@ export async function claimTexts(database: Database, now: Date, limit = CLAIM_BA
     SELECT 1 FROM messages h
     WHERE h.organization_id = ${org} AND h.handed_at > ${at} - ${IN_FLIGHT_MS} * interval '1 millisecond'
       AND (h.handed_at > ${paced} OR h.sent_at > ${paced} OR h.status = 'sending')`;
-  return asPlatform(database.db, async (tx) => {
-    const picked = rowsOf<{ organization_id: string; id: string }>(
-      await tx.execute(sql`
+  const picked = rowsOf<{ organization_id: string; id: string }>(
+    await tx.execute(sql`
         WITH due AS (
           SELECT DISTINCT ON (m.organization_id) m.organization_id, m.id, m.next_attempt_at
           FROM messages m
@@ -79,29 +82,74 @@ export async function claimTexts(database: Database, now: Date, limit = CLAIM_BA
           WHERE NOT EXISTS (${recent(sql`due.organization_id`)})
           ORDER BY (SELECT max(l.handed_at) FROM messages l WHERE l.organization_id = due.organization_id) NULLS FIRST,
                    due.next_attempt_at, due.id
-          LIMIT ${limit}
         )
         SELECT organization_id, id FROM ready
-        WHERE pg_try_advisory_xact_lock(hashtext(${TASK}), hashtext(ready.organization_id))`),
-    );
-    if (picked.length === 0) return [];
-    const pairs = sql.join(
-      picked.map((p) => sql`(${p.organization_id}, ${p.id})`),
-      sql`, `,
-    );
-    return tx
-      .update(messages)
-      .set({
-        status: take(messageMachine, 'queued', 'claim'),
-        handedAt: now,
-        attempts: sql`${messages.attempts} + 1`,
-        updatedAt: now,
-      })
-      .where(
-        sql`(messages.organization_id, messages.id) IN (${pairs}) AND messages.status = 'queued'
+        WHERE pg_try_advisory_xact_lock(hashtext(${TASK}), hashtext(ready.organization_id))
+        LIMIT ${limit}`),
+  );
+  if (picked.length === 0) return [];
+  const pairs = sql.join(
+    picked.map((p) => sql`(${p.organization_id}, ${p.id})`),
+    sql`, `,
+  );
+  return tx
+    .update(messages)
+    .set({
+      status: take(messageMachine, 'queued', 'claim'),
+      handedAt: now,
+      attempts: sql`${messages.attempts} + 1`,
+      updatedAt: now,
+    })
+    .where(
+      sql`(messages.organization_id, messages.id) IN (${pairs}) AND messages.status = 'queued'
           AND NOT EXISTS (${recent(sql`messages.organization_id`)})`,
-      )
-      .returning();
+    )
+    .returning();
+}
+
+export async function claimTexts(database: Database, now: Date, limit = CLAIM_BATCH): Promise<MessageRow[]> {
+  return asPlatform(database.db, (tx) => claimIn(tx, now, limit));
+}
+
+/** A claimed text with what sending it needs: the organization's Twilio account, or why it may not be sent. */
+interface ClaimedText {
+  msg: MessageRow;
+  send: { accountSid: string; authToken: string; from: string } | null;
+  blocked: string[];
+}
+
+/**
+ * claimTexts, and in the same transaction (statements after the claim: they see what committed
+ * before it) the settings of the claimed texts' organizations and their customers, each read
+ * once for the whole batch instead of a tenant transaction per text: checked again here because
+ * consent, the number or the Twilio account may have changed since the text was queued.
+ */
+async function claimWithContext(
+  database: Database,
+  deps: TwilioDeps,
+  now: Date,
+  limit: number,
+): Promise<ClaimedText[]> {
+  return asPlatform(database.db, async (tx) => {
+    const rows = await claimIn(tx, now, limit);
+    if (rows.length === 0) return [];
+    const settings = await settingsOfOrganizations(
+      tx,
+      rows.map((r) => r.organizationId),
+    );
+    const customers = await customersOfOrganizations(
+      tx,
+      rows.flatMap((r) => (r.customerId ? [{ organizationId: r.organizationId, id: r.customerId }] : [])),
+    );
+    return rows.map((msg): ClaimedText => {
+      const org = settings.get(msg.organizationId);
+      if (!org) return { msg, send: null, blocked: ['the organization no longer exists'] };
+      const customer = msg.customerId ? (customers.get(`${msg.organizationId}:${msg.customerId}`) ?? null) : null;
+      const blocked = textingBlockers(org, deps, customer, msg.kind !== 'auto_reply');
+      const credentials = twilioCredentials(org, deps.box);
+      if (blocked.length > 0 || !credentials || !org.smsFrom) return { msg, send: null, blocked };
+      return { msg, send: { ...credentials, from: org.smsFrom }, blocked };
+    });
   });
 }
 
@@ -151,26 +199,9 @@ async function finish(ctx: Ctx, msg: MessageRow, set: Partial<MessageRow>): Prom
   return row;
 }
 
-/** One claimed text: checked again (consent may have changed since it was queued), sent, the outcome recorded. */
-async function deliver(database: Database, deps: TwilioDeps, msg: MessageRow, now: Date): Promise<void> {
-  const actor = <T>(fn: (ctx: Ctx) => Promise<T>) => inTenant(database.db, msg.organizationId, ACTOR, fn);
-  const send = await actor(async (ctx) => {
-    const settings = await getOrgSettings(ctx);
-    const customer = msg.customerId ? ((await findCustomer(ctx, msg.customerId)) ?? null) : null;
-    const missing = textingBlockers(settings, deps, customer, msg.kind !== 'auto_reply');
-    const credentials = twilioCredentials(settings, deps.box);
-    if (missing.length > 0 || !credentials || !settings.smsFrom) {
-      await finish(ctx, msg, {
-        status: take(messageMachine, 'sending', 'skip'),
-        errorMessage: `Not sent: ${missing.join('; ')}`,
-      });
-      return null;
-    }
-    return { ...credentials, from: settings.smsFrom };
-  });
-  if (!send) return;
+/** Hands one claimed text to Twilio (no transaction open meanwhile) and answers what came of it. */
+async function handOver(deps: TwilioDeps, msg: MessageRow, send: NonNullable<ClaimedText['send']>): Promise<Outcome> {
   const { accountSid, authToken, from } = send;
-  let outcome: Outcome;
   try {
     const created = await twilioClient({ accountSid, authToken }, deps.api).messages.create({
       to: msg.to,
@@ -178,14 +209,71 @@ async function deliver(database: Database, deps: TwilioDeps, msg: MessageRow, no
       statusCallback: `${deps.baseUrl}${statusCallbackPath(msg.organizationId)}`,
       ...(from.startsWith('MG') ? { messagingServiceSid: from } : { from }),
     });
-    outcome = { kind: 'accepted', sid: created.sid };
+    return { kind: 'accepted', sid: created.sid };
   } catch (err) {
-    outcome = outcomeOf(err, msg.attempts);
+    return outcomeOf(err, msg.attempts);
   }
-  await actor(async (ctx) => {
-    if (outcome.kind === 'accepted') {
-      // With the id, a status Twilio reported before this commit is applied (messages.status-reports.ts).
-      await recordProviderId(ctx, msg, outcome.sid, { sentAt: new Date(), errorCode: null, errorMessage: null });
+}
+
+/**
+ * Twilio's ids of a batch of accepted texts, recorded in one cross-tenant transaction (`sending`
+ * → `sent`) instead of one per text. It first takes the (organization, MessageSid) locks a
+ * status callback takes (messages.status-reports.ts), in a fixed order, and holds them to the
+ * commit: a callback that came first and kept its report is seen here, one that comes later
+ * waits and then finds the id. A text with a kept report (rare: Twilio called back before this
+ * commit) is left to `recordProviderId` in its tenant, which applies the report in the
+ * transaction that records the id, and emits its event. Answers the texts so left over.
+ */
+async function recordAccepted(
+  database: Database,
+  accepted: Array<{ msg: MessageRow; sid: string; sentAt: Date }>,
+): Promise<Array<{ msg: MessageRow; sid: string; sentAt: Date }>> {
+  if (accepted.length === 0) return [];
+  const sorted = [...accepted].sort((x, y) =>
+    x.msg.organizationId === y.msg.organizationId
+      ? x.sid.localeCompare(y.sid)
+      : x.msg.organizationId.localeCompare(y.msg.organizationId),
+  );
+  return asPlatform(database.db, async (tx) => {
+    const keys = valuesList(sorted.map((a) => [a.msg.organizationId, a.sid]));
+    await tx.execute(
+      sql`SELECT pg_advisory_xact_lock(hashtext('messages.sid:' || k.org), hashtext(k.sid)) FROM (${keys}) AS k(org, sid)`,
+    );
+    const keptRows = rowsOf<{ organization_id: string; provider_id: string }>(
+      await tx.execute(sql`
+        SELECT r.organization_id, r.provider_id FROM message_status_reports r
+        WHERE (r.organization_id, r.provider_id) IN (SELECT k.org, k.sid FROM (${keys}) AS k(org, sid))`),
+    );
+    const kept = new Set(keptRows.map((r) => `${r.organization_id}:${r.provider_id}`));
+    const plain = sorted.filter((a) => !kept.has(`${a.msg.organizationId}:${a.sid}`));
+    if (plain.length > 0) {
+      const status = take(messageMachine, 'sending', 'accept');
+      const rows = valuesList(
+        plain.map((a) => [a.msg.organizationId, a.msg.id, a.sid, sql`${a.sentAt.toISOString()}::timestamptz`]),
+      );
+      await tx.execute(sql`
+        UPDATE messages SET status = ${status}, provider_id = v.sid, sent_at = v.sent_at,
+          error_code = NULL, error_message = NULL, updated_at = now()
+        FROM (${rows}) AS v(org, id, sid, sent_at)
+        WHERE messages.organization_id = v.org AND messages.id = v.id AND messages.status = 'sending'`);
+    }
+    return sorted.filter((a) => kept.has(`${a.msg.organizationId}:${a.sid}`));
+  });
+}
+
+/** A text that was not accepted (skipped, to retry, or failed), recorded in its tenant with its event. */
+async function recordRefusal(
+  database: Database,
+  msg: MessageRow,
+  outcome: Exclude<Outcome, { kind: 'accepted' }> | { kind: 'skip'; blocked: string[] },
+  now: Date,
+): Promise<void> {
+  await inTenant(database.db, msg.organizationId, ACTOR, async (ctx) => {
+    if (outcome.kind === 'skip') {
+      await finish(ctx, msg, {
+        status: take(messageMachine, 'sending', 'skip'),
+        errorMessage: `Not sent: ${outcome.blocked.join('; ')}`,
+      });
       return;
     }
     if (outcome.kind === 'retry') {
@@ -212,6 +300,40 @@ async function deliver(database: Database, deps: TwilioDeps, msg: MessageRow, no
     }
     await emitMessageEvent(ctx, 'message.failed', failed);
   });
+}
+
+interface BatchOutcomes {
+  accepted: Array<{ msg: MessageRow; sid: string; sentAt: Date }>;
+  refused: Array<{ msg: MessageRow; outcome: Parameters<typeof recordRefusal>[2] }>;
+}
+
+/** One claimed batch: each text that may go handed to Twilio, SEND_CONCURRENCY at a time; nothing recorded yet. */
+async function sendBatch(deps: TwilioDeps, batch: ClaimedText[]): Promise<BatchOutcomes> {
+  const outcomes: BatchOutcomes = { accepted: [], refused: [] };
+  await eachLimited(batch, SEND_CONCURRENCY, async ({ msg, send, blocked }) => {
+    if (!send) {
+      outcomes.refused.push({ msg, outcome: { kind: 'skip', blocked } });
+      return;
+    }
+    const outcome = await handOver(deps, msg, send);
+    if (outcome.kind === 'accepted') outcomes.accepted.push({ msg, sid: outcome.sid, sentAt: new Date() });
+    else outcomes.refused.push({ msg, outcome });
+  });
+  return outcomes;
+}
+
+/**
+ * A sent batch's outcomes recorded, the accepted texts together. A worker that dies before that
+ * commit leaves its texts `sending`: failed UNKNOWN_OUTCOME by the sweep, never sent twice.
+ */
+async function recordBatch(database: Database, { accepted, refused }: BatchOutcomes, now: Date): Promise<void> {
+  const leftOver = await recordAccepted(database, accepted);
+  for (const a of leftOver) {
+    await inTenant(database.db, a.msg.organizationId, ACTOR, (ctx) =>
+      recordProviderId(ctx, a.msg, a.sid, { sentAt: a.sentAt, errorCode: null, errorMessage: null }),
+    );
+  }
+  for (const r of refused) await recordRefusal(database, r.msg, r.outcome, now);
 }
 
 /**
@@ -261,12 +383,40 @@ async function eachLimited<T>(items: T[], concurrency: number, fn: (item: T) => 
   );
 }
 
+/** Whether any text is due now (held back by the pace, or by another worker's claim). */
+async function anyTextDue(database: Database, now: Date): Promise<boolean> {
+  const [row] = await asPlatform(database.db, (tx) =>
+    tx
+      .select({ id: messages.id })
+      .from(messages)
+      .where(and(eq(messages.status, 'queued'), sql`${messages.nextAttemptAt} <= ${now.toISOString()}::timestamptz`))
+      .limit(1),
+  );
+  return row !== undefined;
+}
+
+/** How long a run with a live clock waits before claiming again when every due text is held by the pace. */
+const PACED_WAIT_MS = 100;
+
+const settle = <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+
 /**
  * Sends up to `limit` due texts at `now` (a function moves time on between claims; tests pass a
  * later time to skip a backoff or the pace instead of waiting), after failing the stuck ones.
  * Each claim takes one text of up to CLAIM_BATCH organizations; they go to Twilio
  * SEND_CONCURRENCY at a time. Returns how many texts it claimed. No transaction is open while
  * Twilio is called.
+ *
+ * A pipeline, so that the worker is not idle while the database answers: the next batch is
+ * claimed while this one is with Twilio, and a batch's outcomes are recorded while the next one
+ * is sent (one recording at a time). The pace holds regardless: a claim passes over every
+ * organization with a text `sending`. When a run has sent texts and the rest are held by the pace
+ * (each organization's next text due within the second), a live clock waits PACED_WAIT_MS and
+ * claims again, for up to PACE_MS of empty claims, instead of the task's interval.
  */
 export async function sendDueTexts(
   database: Database,
@@ -274,17 +424,52 @@ export async function sendDueTexts(
   now: Date | (() => Date) = () => new Date(),
   limit = BATCH,
 ): Promise<number> {
+  const live = typeof now === 'function';
   const clock = typeof now === 'function' ? now : () => now;
   await failStuckTexts(database, clock());
   await dropStaleStatusReports(database, clock());
   let claimed = 0;
-  while (claimed < limit) {
+  let emptySince: number | undefined;
+  let recording: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  const claimNext = () => {
     const at = clock();
-    const batch = await claimTexts(database, at, Math.min(CLAIM_BATCH, limit - claimed));
-    if (batch.length === 0) break;
-    await eachLimited(batch, SEND_CONCURRENCY, (msg) => deliver(database, deps, msg, at));
+    return settle(
+      claimWithContext(database, deps, at, Math.min(CLAIM_BATCH, limit - claimed)).then((b) => ({ b, at })),
+    );
+  };
+  let next: ReturnType<typeof claimNext> | undefined = claimNext();
+  while (next) {
+    const result = await next;
+    next = undefined;
+    if (!result.ok) {
+      failure ??= { error: result.error };
+      break;
+    }
+    const { b: batch, at } = result.value;
+    if (batch.length === 0) {
+      const waited = emptySince === undefined ? 0 : Date.now() - emptySince;
+      if (!live || failure || claimed === 0 || claimed >= limit || waited >= PACE_MS) break;
+      const due = await settle(anyTextDue(database, clock()));
+      if (!due.ok || !due.value) break;
+      emptySince ??= Date.now();
+      await new Promise((r) => setTimeout(r, PACED_WAIT_MS));
+      next = claimNext();
+      continue;
+    }
+    emptySince = undefined;
     claimed += batch.length;
+    // Claimed texts are always sent and recorded, even after a failure: only claiming stops.
+    if (claimed < limit && !failure) next = claimNext();
+    const outcomes = await sendBatch(deps, batch);
+    recording = recording.then(() =>
+      settle(recordBatch(database, outcomes, at)).then((r) => {
+        if (!r.ok) failure ??= { error: r.error };
+      }),
+    );
   }
+  await recording;
+  if (failure) throw failure.error;
   return claimed;
 }
 

@@ -30,13 +30,19 @@ export function twilioDeps(config: Config): TwilioDeps {
   return deps;
 }
 
+/**
+ * Connections to Twilio's API at once: the worker hands up to 32 texts side by side
+ * (SEND_CONCURRENCY in messages.tasks.ts), and the SDK's agent would queue all above its default 20.
+ */
+const MAX_SOCKETS = 32;
+
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
 
 class ApiBaseRequestClient extends twilio.RequestClient {
   readonly #origin: string;
 
   constructor(origin: string) {
-    super({ timeout: 15_000 });
+    super({ timeout: 15_000, maxSockets: MAX_SOCKETS });
     this.#origin = origin;
   }
 
@@ -69,7 +75,9 @@ function requestClient(api: TwilioDeps['api']) {
   const key = api ?? '';
   let client = requestClients.get(key);
   if (!client) {
-    client = api ? new ApiBaseRequestClient(api) : new twilio.RequestClient({ timeout: 15_000, autoRetry: false });
+    client = api
+      ? new ApiBaseRequestClient(api)
+      : new twilio.RequestClient({ timeout: 15_000, autoRetry: false, maxSockets: MAX_SOCKETS });
     requestClients.set(key, client);
   }
   return client;

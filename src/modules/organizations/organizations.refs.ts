@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { organizations } from '../../db/schema/index.js';
 import { notFound } from '../../platform/errors.js';
@@ -34,6 +34,17 @@ export async function mergeOrganizationSettings(
 export async function organizationRow(ctx: Ctx) {
   const [org] = await ctx.tx.select().from(organizations).where(eq(organizations.id, ctx.organizationId));
   return org;
+}
+
+/**
+ * The rows of organizations `ids` (their settings and timezone), read in `tx` across tenants (a
+ * worker's `asPlatform` transaction serving many organizations at once: the texts worker reads
+ * the settings of a whole claimed batch in one statement); missing ids are left out.
+ */
+export async function organizationRowsOf(tx: Tx, ids: string[]) {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  return tx.select().from(organizations).where(inArray(organizations.id, unique));
 }
 
 /** The organization's IANA timezone, in which days (timesheets, date filters) are counted. */
