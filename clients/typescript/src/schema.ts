@@ -28247,7 +28247,7 @@ export interface operations {
                             /** @description qbj_… */
                             id: string;
                             /**
-                             * @description customer | invoice | payment
+                             * @description customer | invoice | payment | refund
                              * @enum {string}
                              */
                             entity: "customer" | "invoice" | "payment" | "refund";
@@ -28315,7 +28315,7 @@ export interface operations {
                             /** @description qbj_… */
                             id: string;
                             /**
-                             * @description customer | invoice | payment
+                             * @description customer | invoice | payment | refund
                              * @enum {string}
                              */
                             entity: "customer" | "invoice" | "payment" | "refund";
