@@ -147,19 +147,22 @@ async function countAtDriver(url: string, headers: Record<string, string>, reque
   const original = proto.query;
   let roundTrips = 0;
   let statements = 0;
+  const count = (r: unknown) => {
+    statements += Array.isArray(r) ? r.length : 1;
+  };
   proto.query = function (this: unknown, ...args: unknown[]) {
     roundTrips++;
-    const sent = original.apply(this, args);
-    if (sent instanceof Promise) {
-      sent.then(
-        (r: unknown) => {
-          statements += Array.isArray(r) ? r.length : 1;
-        },
-        () => {
-          statements++;
-        },
-      );
+    // pg's Pool.query hands its client a callback; Drizzle and own code await the promise.
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (err: unknown, r: unknown) => {
+        count(err ? undefined : r);
+        return callback(err, r);
+      };
     }
+    const sent = original.apply(this, args);
+    if (sent instanceof Promise) sent.then(count, () => count(undefined));
     return sent;
   };
   try {
@@ -209,13 +212,22 @@ async function measureAt(n: number): Promise<Measured[]> {
           throw new Error(`baseline check failed for ${c.label}: ${body.data.length} rows`);
         }
       }
+      // Counted before any load run, whose last requests may still be finishing.
+      const driver: Array<Measured['driver']> = [];
       for (const [i, c] of cases.entries()) {
-        const driver = {
+        driver.push({
           service: await countAtDriver(`${base}/api/customers?${c.query}`, { cookie }),
           baseline: await countAtDriver(`${baseline.base}/${i}`, {}),
-        };
+        });
+      }
+      for (const [i, c] of cases.entries()) {
         const r = await compare(`${baseline.base}/${i}`, `${base}/api/customers?${c.query}`, { cookie });
-        out.push({ n, label: c.label.replace(fmt(n * 0.9), '90 %'), ...r, driver });
+        out.push({
+          n,
+          label: c.label.replace(fmt(n * 0.9), '90 %'),
+          ...r,
+          driver: driver[i] as Measured['driver'],
+        });
       }
     } finally {
       await baseline.close();
