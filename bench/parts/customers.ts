@@ -126,6 +126,55 @@ interface Measured {
   label: string;
   service: Run;
   baseline: Run;
+  /** Per request, counted at the driver: the service's, then the baseline's. */
+  driver: { service: DriverCount; baseline: DriverCount };
+}
+
+interface DriverCount {
+  /** Calls of pg's Client.query: each sends its message(s) and waits for the answer, one round trip. */
+  roundTrips: number;
+  /** Statements answered (a message of several statements answers several results). */
+  statements: number;
+}
+
+/**
+ * Round trips and statements per request at the driver (pg's Client.query, under every pool of
+ * this process: the tenant transaction, the session lookup, the baseline), over `requests`
+ * requests sent one after another, so nothing else is counted.
+ */
+async function countAtDriver(url: string, headers: Record<string, string>, requests = 20): Promise<DriverCount> {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  let roundTrips = 0;
+  let statements = 0;
+  const count = (r: unknown) => {
+    statements += Array.isArray(r) ? r.length : 1;
+  };
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    roundTrips++;
+    // pg's Pool.query hands its client a callback; Drizzle and own code await the promise.
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (err: unknown, r: unknown) => {
+        count(err ? undefined : r);
+        return callback(err, r);
+      };
+    }
+    const sent = original.apply(this, args);
+    if (sent instanceof Promise) sent.then(count, () => count(undefined));
+    return sent;
+  };
+  try {
+    for (let i = 0; i < requests; i++) {
+      const res = await fetch(url, { headers });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`driver count: ${url} answered ${res.status}`);
+    }
+  } finally {
+    proto.query = original;
+  }
+  return { roundTrips: roundTrips / requests, statements: statements / requests };
 }
 
 /** One organization of `n` customers on a fresh PostgreSQL database: every case, service and baseline. */
@@ -163,9 +212,22 @@ async function measureAt(n: number): Promise<Measured[]> {
           throw new Error(`baseline check failed for ${c.label}: ${body.data.length} rows`);
         }
       }
+      // Counted before any load run, whose last requests may still be finishing.
+      const driver: Array<Measured['driver']> = [];
+      for (const [i, c] of cases.entries()) {
+        driver.push({
+          service: await countAtDriver(`${base}/api/customers?${c.query}`, { cookie }),
+          baseline: await countAtDriver(`${baseline.base}/${i}`, {}),
+        });
+      }
       for (const [i, c] of cases.entries()) {
         const r = await compare(`${baseline.base}/${i}`, `${base}/api/customers?${c.query}`, { cookie });
-        out.push({ n, label: c.label.replace(fmt(n * 0.9), '90 %'), ...r });
+        out.push({
+          n,
+          label: c.label.replace(fmt(n * 0.9), '90 %'),
+          ...r,
+          driver: driver[i] as Measured['driver'],
+        });
       }
     } finally {
       await baseline.close();
@@ -226,6 +288,16 @@ export const customersBench: BenchPart = {
           `| ${fmt(m.n)}, ${m.label} | ${fmt(m.service.rps)} | ${fmt(m.service.p50, 1)} | ${fmt(m.service.p99, 1)} | ${fmt(m.baseline.rps)} | ${fmt(ratio(m.service.rps, m.baseline.rps), 2)} | ${m.service.errors} |`,
       ),
       ...(await onPglite(small)),
+      '',
+      'At the driver, per request (pg `Client.query` calls = round trips, and the statements they carried;',
+      '20 requests one after another, session lookup included):',
+      '',
+      '| Case | service round trips | service statements | baseline round trips | baseline statements |',
+      '|---|---:|---:|---:|---:|',
+      ...measured.map(
+        (m) =>
+          `| ${fmt(m.n)}, ${m.label} | ${fmt(m.driver.service.roundTrips, 2)} | ${fmt(m.driver.service.statements, 2)} | ${fmt(m.driver.baseline.roundTrips, 2)} | ${fmt(m.driver.baseline.statements, 2)} |`,
+      ),
       '',
       `Latency at ${fmt(large)} ÷ latency at ${fmt(small)} (service; goal ≤ 1.3 for the first and cursor pages):`,
       '',

@@ -6,6 +6,7 @@ import {
   NodePgTransaction,
 } from 'drizzle-orm/node-postgres';
 import type { PgDialect } from 'drizzle-orm/pg-core';
+import { PgliteSession } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import type { Db, Schema, Tx } from './client.js';
 import * as schema from './schema/index.js';
@@ -16,8 +17,10 @@ import * as schema from './schema/index.js';
  *    transaction settings as one round trip on a client it checked out itself, then
  *    hands Drizzle a transaction bound to that client (bench/parts/customers.ts);
  *  - `ownedClientTransaction`: a Pool transaction whose client is always released,
- *    even when BEGIN fails (drizzle-orm 0.45 leaks it: a few outages exhaust the pool).
- * What they rely on (a NodePgSession's `client`, `dialect`, `schema`, `options`
+ *    even when BEGIN fails (drizzle-orm 0.45 leaks it: a few outages exhaust the pool);
+ *  - `arrayRows`: one statement on a transaction's own connection, rows as arrays, for a
+ *    large read where Drizzle's per-column mapping costs more than the query (the jobs calendar).
+ * What they rely on (a NodePgSession's or PgliteSession's `client`, `dialect`, `schema`, `options`
  * fields and the NodePgSession/NodePgTransaction constructors) is not public API:
  * test/platform/drizzle-adapter.test.ts fails loudly when an upgrade changes it.
  */
@@ -73,4 +76,30 @@ export function ownedClientTransaction(pool: pg.Pool) {
       client.release(failure);
     }
   };
+}
+
+/** The driver under a Drizzle transaction: a pg client (or pool), or a PGlite transaction. */
+interface PgDriver {
+  query(config: { text: string; values: unknown[]; rowMode: 'array' }): Promise<{ rows: unknown[][] }>;
+}
+interface PgliteDriver {
+  query(text: string, values: unknown[], options: { rowMode: 'array' }): Promise<{ rows: unknown[][] }>;
+}
+
+/**
+ * `text` with `$n` values run on the connection (and inside the transaction) of `tx`, rows as
+ * arrays of column values in select-list order, parsed by the driver's own default types (not
+ * Drizzle's): so a statement read this way casts in SQL what must not depend on the driver
+ * (dates and timestamps as text, bigint as float8; text[] and jsonb parse alike on both).
+ */
+export async function arrayRows(tx: Tx, text: string, values: unknown[]): Promise<unknown[][]> {
+  const session: unknown = tx._.session;
+  const client = (session as { client: unknown }).client;
+  if (session instanceof NodePgSession) {
+    return (await (client as PgDriver).query({ text, values, rowMode: 'array' })).rows;
+  }
+  if (session instanceof PgliteSession) {
+    return (await (client as PgliteDriver).query(text, values, { rowMode: 'array' })).rows;
+  }
+  throw new Error('arrayRows: not a node-postgres or PGlite transaction');
 }

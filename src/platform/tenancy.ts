@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
+import type pg from 'pg';
 import type { Db, Tx } from '../db/client.js';
 import { poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
 import { APP_ROLE } from '../db/migrate.js';
-import { releaseClient, transactionOn } from '../db/pg-transaction.js';
+import { deferredTransactionOn, releaseClient, transactionOn } from '../db/pg-transaction.js';
 
 /** Who is acting: a signed-in user or an API key, inside one organization. */
 export type Role = 'owner' | 'admin' | 'member';
@@ -43,9 +44,13 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 /**
  * One transaction with transaction-local settings (`role` and the tenant), shared by
- * `withTenant` and `asPlatform`. On a pg Pool BEGIN and the settings travel as one
- * simple-protocol message instead of two (measured: per-request round trips dominate
- * a small read, bench/parts/customers.ts), through src/db/drizzle-adapter.ts. Mirrors
+ * `withTenant` and `asPlatform`. On a pg Pool it is a deferred transaction
+ * (src/db/pg-transaction.ts, `DeferredTransaction`): each reading statement travels with the
+ * settings as one simple-protocol message, its own implicit transaction, until the first
+ * statement that may write, which travels with BEGIN and the settings; COMMIT only then. A page
+ * that runs one SELECT is one round trip instead of BEGIN / query / COMMIT (measured: per-request
+ * round trips dominate a small read, bench/parts/customers.ts counts them at the driver). The
+ * Drizzle handle is bound to that connection through src/db/drizzle-adapter.ts. Mirrors
  * Drizzle's own NodePgSession.transaction otherwise (savepoints for nested transactions, rollback
  * on error, client released). Setting values are constants or SAFE_ID-checked.
  *
@@ -53,9 +58,10 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
  * that is what the coordinator passes on to the workers holding the shards (with
  * `citus.propagate_set_commands = 'local'`), where the tenant policy is evaluated too; a
  * `set_config` stays on the coordinator, and the workers' policy would hide every row. Citus
- * passes on the text of the whole message, so the SET cannot ride in BEGIN's message there: one
- * more round trip per tenant transaction, on Citus only (the role needs none: Citus connects to
- * the workers as the current role).
+ * passes on the text of the whole message, so the SET cannot ride in another statement's
+ * message there: on Citus the transaction is begun at once (BEGIN and the settings in one
+ * message, then the SET LOCAL), as before, and not deferred (the role needs none: Citus
+ * connects to the workers as the current role).
  */
 export async function transactionAs<T>(
   db: Db,
@@ -75,14 +81,18 @@ export async function transactionAs<T>(
   const client = await parts.pool.connect();
   try {
     const tenant = settings['app.organization_id'];
-    const onCitus = tenant !== undefined && (await isCitus(parts.pool, client));
-    return await transactionOn(
-      client,
-      async () => {
-        if (onCitus) await client.query(`SET LOCAL app.organization_id = '${tenant}'`);
-        return fn(transactionOnClient(parts, client));
-      },
-      `BEGIN; SELECT ${assignments}`,
+    if (tenant !== undefined && (await isCitus(parts.pool, client))) {
+      return await transactionOn(
+        client,
+        async () => {
+          await client.query(`SET LOCAL app.organization_id = '${tenant}'`);
+          return fn(transactionOnClient(parts, client));
+        },
+        `BEGIN; SELECT ${assignments}`,
+      );
+    }
+    return await deferredTransactionOn(client, `SELECT ${assignments}`, (connection) =>
+      fn(transactionOnClient(parts, connection as unknown as pg.PoolClient)),
     );
   } finally {
     // A connection whose ROLLBACK failed is not handed to the next request.

@@ -346,6 +346,25 @@ describe('job lists and calendar in a non-UTC timezone', () => {
     expect(empty.json().data).toEqual([]);
   });
 
+  it('shows each job on the calendar exactly as the list shows it, every field and instant', async () => {
+    // The calendar reads its rows without the ORM's mapping (jobs.service.ts): same view, built by hand.
+    const edited = await owner.call('PUT', `/api/jobs/${ids.d}`, {
+      startTime: '08:30',
+      durationMinutes: 90,
+      notes: 'Gate code 4411',
+      lineItems: [{ description: 'Edging', quantity: 0.333, unitPrice: 10.05 }],
+    });
+    expect(edited.statusCode, edited.body).toBe(200);
+    const listed = (await list({ startDate: '2026-03-01', endDate: '2026-03-31' })).json().data;
+    const res = await owner.call('GET', '/api/jobs/calendar?startDate=2026-03-01&endDate=2026-03-31');
+    const onCalendar = (res.json().data as Array<{ jobs: unknown[] }>).flatMap((d) => d.jobs);
+    expect(onCalendar).toEqual(listed);
+    expect(onCalendar.find((j) => (j as { id: string }).id === ids.d)).toMatchObject({
+      total: 3.35,
+      startTime: '08:30',
+    });
+  });
+
   it('calendar bounds: 92 days inclusive pass, 93 fail; both required; end not before start', async () => {
     // 2026-03-01 .. 2026-05-31 is 92 days counting both ends.
     expect((await owner.call('GET', '/api/jobs/calendar?startDate=2026-03-01&endDate=2026-05-31')).statusCode).toBe(

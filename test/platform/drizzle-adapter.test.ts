@@ -4,7 +4,12 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.js';
-import { poolTransactionParts, transactionOnClient, VERIFIED_DRIZZLE_VERSION } from '../../src/db/drizzle-adapter.js';
+import {
+  arrayRows,
+  poolTransactionParts,
+  transactionOnClient,
+  VERIFIED_DRIZZLE_VERSION,
+} from '../../src/db/drizzle-adapter.js';
 import * as schema from '../../src/db/schema/index.js';
 
 /*
@@ -36,6 +41,25 @@ describe('the drizzle-orm adapter', () => {
       const tx = transactionOnClient(parts as NonNullable<typeof parts>, fakeClient);
       expect(typeof tx.select, RECHECK).toBe('function');
       expect(tx.select().from(schema.invoices).toSQL().sql, RECHECK).toMatch(/from "invoices"/);
+    } finally {
+      void pool.end();
+    }
+  });
+
+  it("runs arrayRows on the transaction's own client, rows as arrays", async () => {
+    const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', max: 1 });
+    try {
+      const parts = poolTransactionParts(drizzle({ client: pool, schema }) as unknown as Db);
+      const sent: unknown[] = [];
+      const fakeClient = {
+        query: async (config: unknown) => {
+          sent.push(config);
+          return { rows: [[1, 'a']], fields: [] };
+        },
+      } as unknown as pg.PoolClient;
+      const tx = transactionOnClient(parts as NonNullable<typeof parts>, fakeClient);
+      expect(await arrayRows(tx, 'SELECT $1', [1]), RECHECK).toEqual([[1, 'a']]);
+      expect(sent, RECHECK).toEqual([{ text: 'SELECT $1', values: [1], rowMode: 'array' }]);
     } finally {
       void pool.end();
     }

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf, type Tx } from '../../src/db/client.js';
 import { APP_ROLE, RLS_NOT_FORCED_TABLES } from '../../src/db/migrate.js';
@@ -121,6 +122,61 @@ describe('tenant isolation (row-level security)', () => {
     // The setting is transaction-local: the next plain query is back to the owner role.
     const who = rowsOf<{ who: string }>(await h.admin.db.execute(sql`SELECT current_user AS who`))[0]?.who;
     expect(who).not.toBe(APP_ROLE);
+  });
+
+  it('withTenant on PostgreSQL: a read is one message with the settings, BEGIN goes out only with a write', async () => {
+    if (!h.database.pool) return; // PGlite: an ordinary transaction, no round trips to save
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = proto.query;
+    const sent: string[] = [];
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      const first = args[0] as string | { text: string };
+      sent.push(typeof first === 'string' ? first : first.text);
+      return original.apply(this, args);
+    };
+    try {
+      const read = await withTenant(h.database.db, a.organizationId, async (tx) =>
+        rowsOf<{ id: string }>(await tx.execute(sql`SELECT id FROM organizations WHERE id <> ${'none'}`)),
+      );
+      expect(read).toEqual([{ id: a.organizationId }]);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/^SELECT set_config\('role'.*; SELECT id FROM organizations WHERE id <> 'none'$/);
+      sent.length = 0;
+      await withTenant(h.database.db, a.organizationId, async (tx) => {
+        await tx.execute(sql`SELECT 1`);
+        await tx.execute(sql`UPDATE organizations SET name = name WHERE id = ${a.organizationId}`);
+        await tx.execute(sql`SELECT 2`);
+      });
+      const firsts = sent.map((t) => (t.startsWith('SELECT set_config') ? 'settings' : t.split(';')[0]));
+      expect(firsts).toEqual(['settings', 'BEGIN', 'SELECT 2', 'COMMIT']);
+    } finally {
+      proto.query = original;
+    }
+  });
+
+  it('a SELECT that writes (through a function) is part of the transaction: a later failure undoes it', async () => {
+    await h.admin.db.execute(sql`CREATE OR REPLACE FUNCTION tenancy_test_rename(org text) RETURNS int
+      LANGUAGE sql AS $$ UPDATE organizations SET name = 'Renamed' WHERE id = org RETURNING 1 $$`);
+    await h.admin.db.execute(sql.raw(`GRANT EXECUTE ON FUNCTION tenancy_test_rename(text) TO ${APP_ROLE}`));
+    await expect(
+      withTenant(h.database.db, a.organizationId, async (tx) => {
+        await tx.execute(sql`SELECT tenancy_test_rename(${a.organizationId})`);
+        throw new Error('a later step failed');
+      }),
+    ).rejects.toThrow('a later step failed');
+    const name = rowsOf<{ name: string }>(
+      await h.admin.db.execute(sql`SELECT name FROM organizations WHERE id = ${a.organizationId}`),
+    )[0]?.name;
+    expect(name).toBe('A');
+    // And it does write when the transaction commits.
+    await withTenant(h.database.db, a.organizationId, (tx) =>
+      tx.execute(sql`SELECT tenancy_test_rename(${a.organizationId})`),
+    );
+    const renamed = rowsOf<{ name: string }>(
+      await h.admin.db.execute(sql`SELECT name FROM organizations WHERE id = ${a.organizationId}`),
+    )[0]?.name;
+    expect(renamed).toBe('Renamed');
+    await h.admin.db.execute(sql`UPDATE organizations SET name = 'A' WHERE id = ${a.organizationId}`);
   });
 
   it('every table with an organization_id column has FORCE RLS and a tenant policy (future tables too)', async () => {
