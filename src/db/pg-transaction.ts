@@ -34,7 +34,7 @@ type QueryConfig = { text: string; values?: unknown[]; rowMode?: 'array'; types?
 /** A statement that, by its text, only reads: a SELECT that locks no row and sets nothing. */
 const SELECT = /^\s*\(?\s*select\b/i;
 const NOT_ONLY_READING =
-  /\bfor\s+(?:update|no\s+key\s+update|share|key\s+share)\b|\bpg_advisory|\bset_config\b|\bpg_notify\b|\bnextval\b|\bsetval\b/i;
+  /\bfor\s+(?:update|no\s+key\s+update|share|key\s+share)\b|\bpg_(?:try_)?advisory|\bset_config\b|\bpg_notify\b|\bnextval\b|\bsetval\b/i;
 
 /** SQLSTATE 25006: a write refused because the transaction is read-only. */
 const isReadOnlyRefusal = (err: unknown) => (err as { code?: unknown } | null)?.code === '25006';

@@ -154,6 +154,25 @@ describe('tenant isolation (row-level security)', () => {
     }
   });
 
+  it('a transaction-scoped advisory lock taken by a SELECT is held until the transaction ends', async () => {
+    if (!h.database.pool) return; // PGlite: one connection, nobody else to be kept out
+    // Asked on another connection (autocommit): true only while nobody holds the lock.
+    const free = async (key: number) =>
+      rowsOf<{ got: boolean }>(await h.admin.db.execute(sql`SELECT pg_try_advisory_xact_lock(4242, ${key}) AS got`))[0]
+        ?.got;
+    for (const [key, lock] of [
+      [1, sql`SELECT pg_advisory_xact_lock(4242, 1)`],
+      [2, sql`SELECT pg_try_advisory_xact_lock(4242, 2) AS got`],
+    ] as const) {
+      const freeInside = await withTenant(h.database.db, a.organizationId, async (tx) => {
+        await tx.execute(lock);
+        return free(key);
+      });
+      expect(freeInside, `lock ${key} held inside the transaction`).toBe(false);
+      expect(await free(key)).toBe(true);
+    }
+  });
+
   it('a SELECT that writes (through a function) is part of the transaction: a later failure undoes it', async () => {
     await h.admin.db.execute(sql`CREATE OR REPLACE FUNCTION tenancy_test_rename(org text) RETURNS int
       LANGUAGE sql AS $$ UPDATE organizations SET name = 'Renamed' WHERE id = org RETURNING 1 $$`);
