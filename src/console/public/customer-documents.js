@@ -23,8 +23,8 @@ const TONE = {
   declined: 'bad',
 };
 
-/** "This customer cannot be texted: a; b" (the API's 409) as a heading and a list. */
-function SendRefused({ error }) {
+/** "This customer cannot be texted: a; b" (the API's 409) as a heading and a list; any other error as it is. */
+export function SendRefused({ error }) {
   if (!error) return null;
   const m = /^([^:]+):\s*(.+)$/.exec(error.message ?? '');
   if (error.status !== 409 || !m) return html`<${Alert} error=${error} />`;

@@ -5,7 +5,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiList } from './api.js';
-import { CustomerDocuments } from './customer-documents.js';
+import { CustomerDocuments, SendRefused } from './customer-documents.js';
 import { Alert, Badge, formatTime, html, Link, useAction } from './ui.js';
 
 const isAdmin = (org) => org.role === 'owner' || org.role === 'admin';
@@ -81,17 +81,6 @@ function blockers(settings, customer) {
   if (customer.smsConsent.status === 'opted_out') out.push('the customer opted out of texts');
   else if (customer.smsConsent.status !== 'opted_in') out.push('the customer has not agreed to texts yet');
   return out;
-}
-
-/** "This customer cannot be texted: a; b; c" (the API's 409) as a heading and a list. */
-function Refused({ error }) {
-  if (!error) return null;
-  const m = /^([^:]+):\s*(.+)$/.exec(error.message ?? '');
-  if (error.status !== 409 || !m) return html`<${Alert} error=${error} />`;
-  return html`<div class="alert alert-error" role="alert">
-    <strong>${m[1]}.</strong>
-    <ul>${m[2].split(/;\s*/).map((reason) => html`<li>${reason}</li>`)}</ul>
-  </div>`;
 }
 
 /* ---------------------------------------------------------------- Customers */
@@ -264,7 +253,7 @@ function Conversation({ customer, settings }) {
         <button type="submit" disabled=${busy || body.trim() === ''}>${busy ? 'Sending…' : 'Send text'}</button>
       </div>
     </form>
-    <${Refused} error=${sendError} />
+    <${SendRefused} error=${sendError} />
   </section>`;
 }
 
