@@ -3,9 +3,16 @@ import { defineConfig } from 'vitest/config';
 /**
  * Two projects, run one after the other (sequence.groupOrder), so the two cores of a CI
  * machine are never asked for more than they have: the in-process files (the app and the
- * database in the test's own process) two at a time, then the files that start processes
- * of their own (the real server and worker, admin commands, PgBouncer, chromium for the
- * console), one at a time, since each of those already keeps a core busy besides its test.
+ * database in the test's own process), then the files that start processes of their own (the
+ * real server and worker, admin commands, PgBouncer, chromium for the console), two at a time
+ * each. A process file spends most of its time waiting on its children (a server starting, a
+ * drain, a browser page), so one at a time left a core idle.
+ *
+ * The in-process files share their worker's module graph (`isolate: false`): importing the app
+ * again for each of some 150 files cost about 3 s of CPU each, more than most files' tests. Each
+ * file still builds its own app on its own database (test/harness.ts); what a module keeps
+ * between calls is keyed by the app's config or by ids no two files share. A file that mocks a
+ * module needs a module graph of its own and runs with the process files.
  * test/durations.md lists what each file took.
  */
 const PROCESS_TESTS = [
@@ -19,7 +26,7 @@ const PROCESS_TESTS = [
   'test/platform/shutdown.test.ts',
   'test/platform/starting.test.ts',
   'test/webhooks/faults.test.ts',
-  // Mocks a module (pdfkit): needs a module graph of its own, which the in-process files share.
+  // Mocks a module (pdfkit): needs a module graph of its own.
   'test/mail/mail-worker.test.ts',
 ];
 
@@ -53,7 +60,7 @@ export default defineConfig({
           ...shared,
           name: 'processes',
           include: PROCESS_TESTS,
-          maxWorkers: 1,
+          maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },
       },
