@@ -12,7 +12,7 @@ import { defineConfig } from 'vitest/config';
  * again for each of some 150 files cost about 3 s of CPU each, more than most files' tests. Each
  * file still builds its own app on its own database (test/harness.ts); what a module keeps
  * between calls is keyed by the app's config or by ids no two files share. A file that mocks a
- * module needs a module graph of its own and runs with the process files.
+ * module or measures its heap needs a module graph of its own and runs with the process files.
  * test/durations.md lists what each file took.
  */
 const PROCESS_TESTS = [
@@ -28,6 +28,9 @@ const PROCESS_TESTS = [
   'test/webhooks/faults.test.ts',
   // Mocks a module (pdfkit): needs a module graph of its own.
   'test/mail/mail-worker.test.ts',
+  // Measures its heap with forced collections: a heap of its own, not one holding every module
+  // and what earlier files left (collecting that made the file twice as slow).
+  'test/exports/memory.test.ts',
 ];
 
 const shared = {
