@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDate, formatMoment } from '../../src/modules/portal/portal.html.js';
-import { prefersHtml } from '../../src/modules/portal/portal.page.routes.js';
+import { prefersHtml } from '../../src/platform/accept.js';
 import { formatMoney } from '../../src/platform/money.js';
 import { createCustomer, line, setSettings } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';

@@ -94,7 +94,9 @@ describe('web console: books', () => {
     const status = page.getByTestId('quickbooks-status');
     await status.getByText('Not connected').waitFor();
     await page.getByRole('button', { name: 'Connect QuickBooks' }).click();
-    await page.waitForURL(/\/api\/integrations\/quickbooks\/callback/);
+    // Intuit sends the browser to the callback, which stores the connection and sends it back here.
+    await page.waitForURL(/\/app\/books$/);
+    await status.getByText('Connected').waitFor();
     expect((await owner.call('GET', '/api/integrations/quickbooks')).json().data).toMatchObject({
       status: 'connected',
       realmId: realm,

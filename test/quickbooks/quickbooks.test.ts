@@ -156,6 +156,21 @@ describe('connecting', () => {
     expect((await owner.call('GET', base)).json().data).toMatchObject({ status: 'disconnected', realmId: null });
   });
 
+  it("sends an owner's browser back from Intuit to the console's Books page, a program gets JSON", async () => {
+    const owner = await newTenant(h);
+    const realm = `${REALM_BASE + ++realms}`;
+    const start = await owner.call('POST', `${base}/connect`);
+    const state = new URL(start.json().data.authorizeUrl).searchParams.get('state') as string;
+    qbo.codes.set(`code-${realm}`, realm);
+    const back = await owner.call('GET', `${base}/callback`, undefined, {
+      query: { code: `code-${realm}`, state, realmId: realm },
+      headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+    });
+    expect(back.statusCode, back.body).toBe(303);
+    expect(back.headers.location).toBe('/app/books');
+    expect((await owner.call('GET', base)).json().data).toMatchObject({ status: 'connected', realmId: realm });
+  });
+
   it('refuses a forged, expired or foreign state, and an unknown code, writing nothing', async () => {
     const owner = await newTenant(h);
     const other = await newTenant(h);

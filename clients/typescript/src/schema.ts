@@ -3376,7 +3376,7 @@ export interface paths {
         };
         /**
          * Where Intuit sends the owner back: stores the connection (tokens sealed)
-         * @description Owner/admin only, the same organization and person that called connect. A state not issued here or older than 10 minutes → 400, one made for another organization or person → 403, Intuit refusing the code → 409; nothing is written then. On success every customer, invoice (out of draft) and payment of the organization starts syncing, older ones included.
+         * @description Owner/admin only, the same organization and person that called connect. A state not issued here or older than 10 minutes → 400, one made for another organization or person → 403, Intuit refusing the code → 409; nothing is written then. On success every customer, invoice (out of draft) and payment of the organization starts syncing, older ones included. The owner arrives here in a browser from Intuit's consent page: a browser (an Accept header preferring text/html over application/json) is answered 303 to the console's Books page once the connection is stored; any other client gets the connection as JSON.
          *
          *     Needs a session with an active organization, or an API key (Business plan). Roles: owner, admin.
          */
@@ -28151,6 +28151,16 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description A browser is sent back to the console's Books page, /app/books (Location) */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];

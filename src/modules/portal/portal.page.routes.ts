@@ -52,22 +52,6 @@ export function portalCsp(stripe: boolean): string {
   ].join('; ');
 }
 
-/** Whether a request's Accept header asks for a web page rather than JSON (a browser following the mail's link). */
-export function prefersHtml(accept: string | undefined): boolean {
-  if (!accept) return false;
-  let htmlQ = 0;
-  let jsonQ = 0;
-  for (const item of accept.split(',')) {
-    const [type = '', ...params] = item.trim().toLowerCase().split(';');
-    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const q = qParam ? Number(qParam.slice(2)) : 1;
-    if (!Number.isFinite(q)) continue;
-    if (type.trim() === 'text/html') htmlQ = Math.max(htmlQ, q);
-    if (type.trim() === 'application/json') jsonQ = Math.max(jsonQ, q);
-  }
-  return htmlQ > 0 && htmlQ > jsonQ;
-}
-
 export function registerPortalPage(app: FastifyInstance, stripe: StripeDeps, handlers: PortalHandlers): void {
   const assets = loadAssets();
   const versions: PortalAssets = {

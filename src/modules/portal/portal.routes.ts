@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { prefersHtml } from '../../platform/accept.js';
 import { notFound } from '../../platform/errors.js';
 import { PdfResponse, sendPdf } from '../../platform/pdf.js';
 import { DateOnly, DateTime, Envelope, Nullable } from '../../platform/schemas.js';
@@ -11,7 +12,7 @@ import { payFromPortal } from '../payments/intents/payment-intents.service.js';
 import { stripeDeps } from '../payments/stripe/stripe-client.js';
 import type { PortalHandlers } from '../portal-links/portal-links.handlers.js';
 import { resolvePortalToken } from '../portal-links/portal-links.service.js';
-import { prefersHtml, registerPortalPage } from './portal.page.routes.js';
+import { registerPortalPage } from './portal.page.routes.js';
 
 const PortalDocument = Envelope(
   Type.Object({

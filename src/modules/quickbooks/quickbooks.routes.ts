@@ -1,5 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { prefersHtml } from '../../platform/accept.js';
 import { inRequestTenant, tenantOf } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { SecretBox } from '../../platform/secrets.js';
@@ -74,21 +76,24 @@ export default async function quickbooksRoutes(fastify: FastifyInstance) {
         tags,
         summary: 'Where Intuit sends the owner back: stores the connection (tokens sealed)',
         description:
-          'Owner/admin only, the same organization and person that called connect. A state not issued here or older than 10 minutes → 400, one made for another organization or person → 403, Intuit refusing the code → 409; nothing is written then. On success every customer, invoice (out of draft) and payment of the organization starts syncing, older ones included.',
+          "Owner/admin only, the same organization and person that called connect. A state not issued here or older than 10 minutes → 400, one made for another organization or person → 403, Intuit refusing the code → 409; nothing is written then. On success every customer, invoice (out of draft) and payment of the organization starts syncing, older ones included. The owner arrives here in a browser from Intuit's consent page: a browser (an Accept header preferring text/html over application/json) is answered 303 to the console's Books page once the connection is stored; any other client gets the connection as JSON.",
         querystring: CallbackQuery,
-        response: { 200: ConnectionResponse },
+        response: {
+          200: ConnectionResponse,
+          303: Type.Null({ description: "A browser is sent back to the console's Books page, /app/books (Location)" }),
+        },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { organizationId, actor } = tenantOf(request);
       checkCallback(config, request.query, organizationId, actor.id);
       const rawQuery = request.url.slice(request.url.indexOf('?') + 1);
       const tokens = await tokensForCallback(config, rawQuery);
-      return {
-        data: await inRequestTenant(database.db, request, (ctx) =>
-          saveConnection(ctx, box, request.query.realmId as string, tokens),
-        ),
-      };
+      const data = await inRequestTenant(database.db, request, (ctx) =>
+        saveConnection(ctx, box, request.query.realmId as string, tokens),
+      );
+      if (prefersHtml(request.headers.accept)) return reply.redirect('/app/books', 303);
+      return { data };
     },
   );
 
