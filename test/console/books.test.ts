@@ -93,10 +93,12 @@ describe('web console: books', () => {
     await page.goto('/app/books');
     const status = page.getByTestId('quickbooks-status');
     await status.getByText('Not connected').waitFor();
-    await page.getByRole('button', { name: 'Connect QuickBooks' }).click();
     // Intuit sends the browser to the callback, which stores the connection and sends it back here.
+    const callback = page.waitForResponse(/\/api\/integrations\/quickbooks\/callback/);
+    await page.getByRole('button', { name: 'Connect QuickBooks' }).click();
+    expect((await callback).status()).toBe(303);
     await page.waitForURL(/\/app\/books$/);
-    await status.getByText('Connected').waitFor();
+    await status.getByText('Connected', { exact: true }).waitFor();
     expect((await owner.call('GET', '/api/integrations/quickbooks')).json().data).toMatchObject({
       status: 'connected',
       realmId: realm,
