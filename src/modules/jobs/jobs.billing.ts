@@ -2,6 +2,7 @@ import { and, asc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-o
 import { rowsOf } from '../../db/client.js';
 import { jobActivity, jobs, type StoredJobLine } from '../../db/schema/index.js';
 import { chunked, microsecondsAfter, valuesList } from '../../db/values.js';
+import { stamp } from '../../platform/dates.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -109,7 +110,10 @@ export async function markJobsBilled(
 ): Promise<void> {
   const pairs = bills.flatMap((b) => b.jobIds.map((jobId) => ({ jobId, invoice: b.invoice })));
   if (pairs.length === 0) return;
-  const now = new Date().toISOString();
+  // The activity clock every other entry uses (stamp(): never behind the last one this process
+  // wrote), so "invoiced" sorts after the completion written a moment before in the same ms.
+  const at = stamp();
+  const now = at.toISOString();
   const jobIds = sql.param(pairs.map((p) => p.jobId));
   // One statement for all the marks, whatever the number of jobs: the values travel as arrays.
   const marked = rowsOf<{ id: string }>(
@@ -131,7 +135,7 @@ export async function markJobsBilled(
     'invoiced',
     `Billed on invoice ${p.invoice.invoiceNumber}`,
     actorId,
-    microsecondsAfter(new Date(now), n),
+    microsecondsAfter(at, n),
   ]);
   for (const chunk of chunked(entries, 7)) {
     await ctx.tx.execute(
