@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { contracts, jobScheduleSkips, jobSchedules, jobs, type ScheduleBilling } from '../../../db/schema/index.js';
 import { withCalendarDates } from '../../../platform/calendar-date.js';
-import { addDays, today as todayIn } from '../../../platform/dates.js';
+import { addDays, stamp, today as todayIn } from '../../../platform/dates.js';
 import { invalidField, invalidState, notFound } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { fromCents, toCents } from '../../../platform/money.js';
@@ -444,7 +444,7 @@ export async function skipOccurrence(ctx: Ctx, id: string, body: { date: string 
     await ctx.tx.execute(sql`
       INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at)
       VALUES (${newId('jac')}, ${ctx.organizationId}, ${visit.id}, 'status_changed', ${`Skipped: occurrence ${date} of schedule ${id}`},
-              ${ctx.actor.kind === 'portal' || ctx.actor.kind === 'system' ? null : ctx.actor.id}, now())`);
+              ${ctx.actor.kind === 'portal' || ctx.actor.kind === 'system' ? null : ctx.actor.id}, ${stamp().toISOString()}::timestamptz)`);
     await emitTransition(ctx, row as typeof jobs.$inferSelect, from, to);
   }
   return getJob(ctx, visit.id);
