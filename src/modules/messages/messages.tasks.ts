@@ -70,18 +70,24 @@ async function claimIn(tx: Tx, now: Date, limit: number): Promise<MessageRow[]> 
     SELECT 1 FROM messages h
     WHERE h.organization_id = ${org} AND h.handed_at > ${at} - ${IN_FLIGHT_MS} * interval '1 millisecond'
       AND (h.handed_at > ${paced} OR h.sent_at > ${paced} OR h.status = 'sending')`;
+  // Each organization's next due text is one probe of messages_org_queued_idx (drizzle/0052),
+  // its last handed text one of messages_org_handed_idx: the pick costs one probe per
+  // organization, not a read and a sort of every queued text (10,000 queued took 60 ms a claim).
+  // Correlated on organization_id, the distribution column: Citus pushes the LATERAL down.
   const picked = rowsOf<{ organization_id: string; id: string }>(
     await tx.execute(sql`
-        WITH due AS (
-          SELECT DISTINCT ON (m.organization_id) m.organization_id, m.id, m.next_attempt_at
-          FROM messages m
-          WHERE m.status = 'queued' AND m.next_attempt_at <= ${at}
-          ORDER BY m.organization_id, m.next_attempt_at, m.id
-        ), ready AS MATERIALIZED (
-          SELECT due.organization_id, due.id FROM due
-          WHERE NOT EXISTS (${recent(sql`due.organization_id`)})
-          ORDER BY (SELECT max(l.handed_at) FROM messages l WHERE l.organization_id = due.organization_id) NULLS FIRST,
-                   due.next_attempt_at, due.id
+        WITH ready AS MATERIALIZED (
+          SELECT o.id AS organization_id, d.id
+          FROM organizations o
+          CROSS JOIN LATERAL (
+            SELECT m.id, m.next_attempt_at FROM messages m
+            WHERE m.organization_id = o.id AND m.status = 'queued' AND m.next_attempt_at <= ${at}
+            ORDER BY m.next_attempt_at, m.id
+            LIMIT 1
+          ) d
+          WHERE NOT EXISTS (${recent(sql`o.id`)})
+          ORDER BY (SELECT max(l.handed_at) FROM messages l WHERE l.organization_id = o.id) NULLS FIRST,
+                   d.next_attempt_at, d.id
         )
         SELECT organization_id, id FROM ready
         WHERE pg_try_advisory_xact_lock(hashtext(${TASK}), hashtext(ready.organization_id))
