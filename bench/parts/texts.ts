@@ -158,6 +158,14 @@ export const textsBench: BenchPart = {
       }
       const rss: Array<{ at: string; mb: number[] }> = [];
       const sample = (at: string) => rss.push({ at, mb: workers.map((c) => rssMb(c.pid)) });
+      // The highest RSS of each worker over the run (read every 250 ms): a leak shows as a peak
+      // far above the start; garbage V8 has not collected yet comes back down by the end.
+      const peak = workers.map(() => 0);
+      const peakTimer = setInterval(() => {
+        workers.forEach((c, w) => {
+          peak[w] = Math.max(peak[w] ?? 0, rssMb(c.pid));
+        });
+      }, 250);
       // Start: the workers up (their first text handed), before the bulk of the work. A goal
       // missed by far still reports what happened (the figures below say how far it got).
       const deadline = Date.now() + TIME_LIMIT_MS;
@@ -173,6 +181,8 @@ export const textsBench: BenchPart = {
       sample(`end (${fmt(stand.accepted.length)} handed${done ? '' : `, stopped after ${TIME_LIMIT_MS / 1000} s`})`);
       // Nothing more arrives (no text twice): a second more of the workers running.
       await new Promise((r) => setTimeout(r, 1500));
+      sample('1.5 s after the end (idle)');
+      clearInterval(peakTimer);
 
       const accepted = [...stand.accepted];
       const firstAt = accepted[0]?.at ?? workerStart;
@@ -214,12 +224,15 @@ export const textsBench: BenchPart = {
         `| An organization's last text after the first text of all, p50 / max | ${fmt((pct(lasts, 50) - firstAt) / 1000, 1)} / ${fmt(((lasts[lasts.length - 1] ?? 0) - firstAt) / 1000, 1)} s | ${fmt(idealSpanSec, 1)} s | | |`,
         `| Workers start → first text handed | ${fmt(firstAt - workerStart)} ms | | | |`,
         ...rss.map((r) => `| Worker RSS, ${r.at} (each worker) | ${mb(r.mb)} | | | flat |`),
+        `| Worker RSS, highest over the run (each worker, read every 250 ms) | ${mb(peak)} | | | flat |`,
         '',
       ].join('\n');
     } finally {
       for (const child of workers) child.kill('SIGTERM');
       await Promise.all(
-        workers.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : Promise.resolve())),
+        workers.map((c) =>
+          c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : Promise.resolve(),
+        ),
       );
       await stand.close();
       await database.close();

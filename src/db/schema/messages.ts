@@ -57,6 +57,7 @@ export const messages = pgTable(
     index('messages_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('messages_org_customer_created_idx').on(t.organizationId, t.customerId, t.createdAt, t.id),
     index('messages_due_idx').on(t.nextAttemptAt).where(sql`status = 'queued'`),
+    index('messages_org_queued_idx').on(t.organizationId, t.nextAttemptAt, t.id).where(sql`${t.status} = 'queued'`),
     index('messages_sending_idx').on(t.handedAt).where(sql`status = 'sending'`),
     index('messages_org_handed_idx').on(t.organizationId, t.handedAt).where(sql`${t.handedAt} IS NOT NULL`),
   ],
