@@ -116,16 +116,23 @@ export default async function publicRequestRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/public/:slug/requests',
     {
-      config: { access: 'public' },
-      // The address limit first, before the body is read or parsed and before any database read: a flood from one
-      // address is refused for the cost of a counter (and, in each process, of an in-memory "blocked until" once the
-      // shared limiter said no: platform/rate-limit.ts). The refusal is sent from here, not thrown: no error is built
-      // and passed through the error handler for each of a flood's requests (bench public-requests).
+      config: { access: 'public', countsGeneralLimit: true },
+      // The address limit first, before the body is read or parsed, before any database read and before the caller's
+      // general budget (counted here, not by the access hook, which would ask Redis first when REDIS_URL is set): a
+      // flood from one address is refused for the cost of a counter (and, in each process, of an in-memory "blocked
+      // until" once the shared limiter said no: platform/rate-limit.ts). The refusal is sent from here, not thrown: no
+      // error is built and passed through the error handler for each of a flood's requests (bench public-requests).
       onRequest: async (request, reply) => {
         const { slug } = request.params as { slug: string };
-        const counted = await countRequest(limiters, `${slug}:${request.ip}`, PER_ADDRESS);
-        reply.headers(counted.headers);
-        if (counted.allowed) return;
+        const address = await countRequest(limiters, `${slug}:${request.ip}`, PER_ADDRESS);
+        const outcome = address.allowed ? await countRequest(limiters, `ip:${request.ip}`) : address;
+        if (outcome.allowed) {
+          // The address budget's headers last, as when the access hook counted the general one first.
+          reply.headers(outcome.headers);
+          reply.headers(address.headers);
+          return;
+        }
+        reply.headers(outcome.headers);
         if (isFormPost(request)) {
           return sendPage(reply, renderOutcomePage({ ok: false, status: 429, message: RATE_LIMITED_MESSAGE, slug }));
         }
