@@ -12,6 +12,8 @@ export interface Run {
   p99: number;
   mean: number;
   errors: number;
+  /** Responses timed: the latencies the percentiles are taken from (a p99 of 300 is its 3 slowest). */
+  samples: number;
 }
 
 export async function drive(
@@ -27,6 +29,7 @@ export async function drive(
     p99: result.latency.p99,
     mean: result.latency.average,
     errors: result.errors + result.timeouts + result.non2xx,
+    samples: result.requests.total,
   };
 }
 
@@ -39,6 +42,7 @@ export function merge(runs: Run[]): Run {
     mean: avg((r) => r.mean),
     p99: Math.max(...runs.map((r) => r.p99)),
     errors: runs.reduce((a, r) => a + r.errors, 0),
+    samples: runs.reduce((a, r) => a + r.samples, 0),
   };
 }
 

@@ -31,6 +31,12 @@ declare module 'fastify' {
     feature?: Feature;
     /** Public routes: a budget of the route's own, checked after the caller's general one. */
     rateLimit?: RouteRateLimit;
+    /**
+     * Public routes: the route counts the caller's general budget itself, after a cheaper check of its
+     * own (the booking form's per-address limit, refused from process memory under a flood, comes
+     * before the general budget's round trip to Redis).
+     */
+    countsGeneralLimit?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -89,7 +95,9 @@ async function accessPlugin(app: FastifyInstance, opts: { resolver: PrincipalRes
       ? 'user'
       : (route.config.access ?? (route.url?.startsWith('/api/') ? 'tenant' : 'public'));
     if (access === 'public') {
-      if (route.url?.startsWith('/api/')) reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
+      if (route.url?.startsWith('/api/') && !route.config.countsGeneralLimit) {
+        reply.headers(await consumeRequest(opts.limiters, `ip:${request.ip}`));
+      }
       const own = route.config.rateLimit;
       if (own)
         reply.headers(await consumeRequest(opts.limiters, own.key?.(request) ?? `ip:${request.ip}`, routeBudget(own)));

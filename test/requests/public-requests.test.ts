@@ -249,6 +249,21 @@ describe('requests from the public: the booking slug, the spam checks and the va
     expect(ok.statusCode, ok.body).toBe(201);
   });
 
+  it("the caller's general budget still counts (after the address limit, which the route checks first)", async () => {
+    const spent = nextAddress();
+    await h.app.deps.limiters.requests.penalty(`ip:${spent}`, h.app.deps.limiters.perMinute);
+    const res = await postRequest(h, slug, valid('junk'), spent);
+    expect(res.statusCode).toBe(429);
+    expect(res.json().error.code).toBe('RATE_LIMITED');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.headers['ratelimit-policy']).toContain(`q=${h.app.deps.limiters.perMinute}`);
+    // Refused by the address limit first, a flood does not spend the caller's general budget.
+    const flooder = nextAddress();
+    for (let i = 0; i < 8; i++) await postRequest(h, slug, valid('junk'), flooder);
+    const general = await h.app.deps.limiters.requests.get(`ip:${flooder}`);
+    expect(general?.consumedPoints).toBe(5);
+  });
+
   it('1,000 junk requests from 200 addresses store, spend, mail and emit nothing, and never answer 500', async () => {
     const before = await countRows(h, requests, owner.organizationId);
     const spent = await countRows(h, altchaSpent, owner.organizationId);

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { validationDetails } from '../../platform/error-handler.js';
+import { sendError, validationDetails } from '../../platform/error-handler.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { consumeRequest } from '../../platform/rate-limit.js';
+import { consumeRequest, countRequest, RATE_LIMITED_MESSAGE } from '../../platform/rate-limit.js';
 import { type Actor, inTenant } from '../../platform/tenancy.js';
 import type { AjvIssue } from '../../platform/validation-messages.js';
 import { newChallenge, spendSolution } from './requests.altcha.js';
@@ -116,23 +116,27 @@ export default async function publicRequestRoutes(fastify: FastifyInstance) {
   app.post(
     '/api/public/:slug/requests',
     {
-      config: { access: 'public' },
-      // The address limit first, before the body is read or parsed and before any database read: a flood from one
-      // address is refused for the cost of a counter (and, in each process, of an in-memory "blocked until" once the
-      // shared limiter said no: platform/rate-limit.ts).
+      config: { access: 'public', countsGeneralLimit: true },
+      // The address limit first, before the body is read or parsed, before any database read and before the caller's
+      // general budget (counted here, not by the access hook, which would ask Redis first when REDIS_URL is set): a
+      // flood from one address is refused for the cost of a counter (and, in each process, of an in-memory "blocked
+      // until" once the shared limiter said no: platform/rate-limit.ts). The refusal is sent from here, not thrown: no
+      // error is built and passed through the error handler for each of a flood's requests (bench public-requests).
       onRequest: async (request, reply) => {
         const { slug } = request.params as { slug: string };
-        try {
-          reply.headers(await consumeRequest(limiters, `${slug}:${request.ip}`, PER_ADDRESS));
-        } catch (err) {
-          if (!isFormPost(request)) throw err;
-          const refused = messageOf(err);
-          if (refused.headers) reply.headers(refused.headers);
-          return sendPage(
-            reply,
-            renderOutcomePage({ ok: false, status: refused.status, message: refused.message, slug }),
-          );
+        const address = await countRequest(limiters, `${slug}:${request.ip}`, PER_ADDRESS);
+        const outcome = address.allowed ? await countRequest(limiters, `ip:${request.ip}`) : address;
+        if (outcome.allowed) {
+          // The address budget's headers last, as when the access hook counted the general one first.
+          reply.headers(outcome.headers);
+          reply.headers(address.headers);
+          return;
         }
+        reply.headers(outcome.headers);
+        if (isFormPost(request)) {
+          return sendPage(reply, renderOutcomePage({ ok: false, status: 429, message: RATE_LIMITED_MESSAGE, slug }));
+        }
+        return sendError(request, reply, 'RATE_LIMITED', 429, RATE_LIMITED_MESSAGE);
       },
       // Checked in the handler, after the address limit and the slug: a flood or a wrong slug costs no validation,
       // and a browser's form post hears about a wrong field as a page.
