@@ -36,6 +36,18 @@ export function money(cents: number): string {
   return `${cents < 0 ? '-' : ''}${Math.floor(abs / 100)}.${TWO_DIGITS[abs % 100]}`;
 }
 
+/**
+ * Integer cents as the JSON number `Number(money(cents))` serialises to (`80.4`, `1`, `0.05`):
+ * built from the digits while the decimal has at most 15 significant digits (then the double
+ * nearest it prints back as that decimal), else through the double itself.
+ */
+function jsonAmount(cents: number): string {
+  if (cents < 0 || cents >= 1e15) return String(cents / 100);
+  const rest = cents % 100;
+  const whole = (cents - rest) / 100;
+  return rest === 0 ? String(whole) : rest % 10 === 0 ? `${whole}.${rest / 10}` : `${whole}.${TWO_DIGITS[rest]}`;
+}
+
 const blankIfZero = (cents: number) => (cents === 0 ? '' : money(cents));
 /** `YYYY-MM-DD` → `MM/DD/YYYY`, the date form QuickBooks and Xero (US) import. */
 const usDate = (d: string) => `${d.slice(5, 7)}/${d.slice(8, 10)}/${d.slice(0, 4)}`;
@@ -111,9 +123,8 @@ function jsonWriter(range: { from: string; to: string }): Writer<string> {
       first = false;
       return open;
     },
-    // cents / 100 is the double nearest the decimal, as Number(money(cents)) was: the same JSON number.
     line: (open, a, debit, credit, index) =>
-      `${index === 0 ? open : ','}${account(a)}${debit / 100},"credit":${credit / 100}}`,
+      `${index === 0 ? open : ','}${account(a)}${jsonAmount(debit)},"credit":${jsonAmount(credit)}}`,
     close: () => ']}',
     tail: ']}}\n',
   };
