@@ -1,9 +1,21 @@
-import { count, eq } from 'drizzle-orm';
+import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/db/client.js';
 import { depositPayments, deposits } from '../../src/db/schema/index.js';
+import { addDays } from '../../src/platform/dates.js';
 import { createCustomer } from '../factories.js';
 import { createHarness, type Harness, newTenant, type TestUser } from '../harness.js';
-import { deliver, footprint, pay, paymentIntent, STRIPE_SECRET, sentInvoice, stripeEvent } from './helpers.js';
+import {
+  chargeRefunded,
+  deliver,
+  footprint,
+  pay,
+  paymentIntent,
+  STRIPE_SECRET,
+  sentInvoice,
+  stripeEvent,
+  stripeRefund,
+} from './helpers.js';
 import { type StripeStandIn, startStripeStandIn } from './stripe-stand-in.js';
 
 const KEY = 'sk_test_deposits0123456789abcdef';
@@ -169,6 +181,141 @@ describe('deposits and reconciliation', () => {
     );
     const again = await deliver(h, owner.organizationId, { ...payout(po, 7252), type: 'payout.failed' });
     expect(again.json().data.outcome).toBe('duplicate');
+  });
+
+  it('a period close never refuses nor loses what Stripe did: late payments, refunds and payouts post on the first open day', async () => {
+    // operations.md §11: after a close no ledger line is dated on or before closedThrough; Stripe's
+    // events about money it already moved answer 200 and are booked on the first open day.
+    const org = await newTenant(h, { name: 'Closed Books Org', timezone: 'UTC' });
+    await org.call('PATCH', '/api/settings', { stripeSecretKey: KEY, stripeWebhookSecret: STRIPE_SECRET });
+    const cust = (await createCustomer(h, org)).id;
+    const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'UTC' }).format(new Date());
+    const secondsAt = (date: string) => Math.floor(Date.parse(`${date}T12:00:00Z`) / 1000);
+    const event = (type: string, object: Record<string, unknown>, created = Math.floor(Date.now() / 1000)) => ({
+      ...stripeEvent(type, object),
+      created,
+    });
+    const paymentOf = async (pi: string) =>
+      (
+        (await org.call('GET', '/api/payments', undefined, { query: { limit: '100' } })).json().data as {
+          id: string;
+          processorPaymentId: string;
+          paymentDate: string;
+        }[]
+      ).find((p) => p.processorPaymentId === pi);
+    const entryDates = async (sourceType: string, sourceId: string) =>
+      (
+        (await org.call('GET', '/api/ledger/entries', undefined, { query: { sourceType, sourceId } })).json().data as {
+          entryDate: string;
+        }[]
+      ).map((e) => e.entryDate);
+    const trialBalance = async (asOf: string) =>
+      (await org.call('GET', '/api/ledger/trial-balance', undefined, { query: { asOf } })).json().data;
+    const linesIn = async (closedThrough: string) =>
+      rowsOf<{ n: number }>(
+        await h.admin.db.execute(sql`
+          SELECT count(*)::int AS n FROM ledger_lines l
+          JOIN ledger_entries e ON e.organization_id = l.organization_id AND e.id = l.entry_id
+          WHERE l.organization_id = ${org.organizationId} AND e.entry_date <= ${closedThrough}`),
+      )[0]?.n;
+
+    // Before the close: a card payment charged five days ago (to be refunded after the close).
+    const early = `pi_early${++n}`;
+    const inv1 = await sentInvoice(org, cust, 80);
+    const paid = await deliver(
+      h,
+      org.organizationId,
+      event('payment_intent.succeeded', paymentIntent(early, 8000, inv1), secondsAt(addDays(day, -5))),
+    );
+    expect(paid.statusCode, paid.body).toBe(200);
+    const earlyPayment = await paymentOf(early);
+    expect(earlyPayment?.paymentDate).toBe(addDays(day, -5));
+    const inv2 = await sentInvoice(org, cust, 40);
+    const inv3 = await sentInvoice(org, cust, 25);
+
+    const yesterday = addDays(day, -1);
+    expect((await org.call('POST', '/api/ledger/close', { through: yesterday })).statusCode).toBe(200);
+    const closedBalance = await trialBalance(yesterday);
+    const closedLines = await linesIn(yesterday);
+
+    // A charge made three days ago whose payment_intent.succeeded arrives after the close.
+    const late = `pi_late${++n}`;
+    const lateEvent = event('payment_intent.succeeded', paymentIntent(late, 4000, inv2), secondsAt(addDays(day, -3)));
+    const lateAnswer = await deliver(h, org.organizationId, lateEvent);
+    expect(lateAnswer.statusCode, lateAnswer.body).toBe(200);
+    expect(lateAnswer.json().data.outcome).toBe('recorded');
+    const latePayment = await paymentOf(late);
+    // The payment keeps the day the customer paid; the books take it on the first open day.
+    expect(latePayment?.paymentDate).toBe(addDays(day, -3));
+    expect(await entryDates('payment', latePayment?.id as string)).toEqual([day]);
+    expect((await deliver(h, org.organizationId, lateEvent)).json().data.outcome).toBe('duplicate');
+
+    // Refunds of the payment of the closed period: at Stripe's dashboard (charge.refunded) and through the API.
+    const refundAnswer = await deliver(
+      h,
+      org.organizationId,
+      event('charge.refunded', chargeRefunded(early, 8000, [stripeRefund(`re_closed${++n}`, early, 1500)])),
+    );
+    expect(refundAnswer.statusCode, refundAnswer.body).toBe(200);
+    expect(refundAnswer.json().data.outcome).toBe('recorded');
+    const apiRefund = await org.call('POST', `/api/payments/${earlyPayment?.id}/refunds`, { amount: 5 });
+    expect(apiRefund.statusCode, apiRefund.body).toBe(201);
+    const refunds = (await org.call('GET', `/api/payments/${earlyPayment?.id}`)).json().data.refunds as {
+      id: string;
+    }[];
+    expect(refunds).toHaveLength(2);
+    for (const r of refunds) expect(await entryDates('refund', r.id)).toEqual([day]);
+
+    // A payout that reached the bank four days ago, reported after the close: its deposit is dated today.
+    const po = `po_closed${++n}`;
+    stripe.payouts.set(po, [late]);
+    const payoutEvent = {
+      ...payout(po, 3900),
+      data: { object: { ...payout(po, 3900).data.object, arrival_date: secondsAt(addDays(day, -4)) } },
+    };
+    const payoutAnswer = await deliver(h, org.organizationId, payoutEvent);
+    expect(payoutAnswer.statusCode, payoutAnswer.body).toBe(200);
+    expect(payoutAnswer.json().data.outcome).toBe('recorded');
+    const stripeDeposit = (
+      (await org.call('GET', '/api/payments/deposits', undefined, { query: { origin: 'STRIPE_PAYOUT' } })).json()
+        .data as { processorPayoutId: string; depositDate: string; paymentsTotal: number }[]
+    ).find((d) => d.processorPayoutId === po);
+    expect(stripeDeposit).toMatchObject({ depositDate: day, paymentsTotal: 40 });
+    // What the office types in is still refused (a request can be corrected; Stripe's event cannot).
+    const manual = await deposit({ depositDate: yesterday, paymentIds: [earlyPayment?.id] }, org);
+    expect(manual.statusCode, manual.body).toBe(409);
+    expect(manual.json().error.code).toBe('PERIOD_CLOSED');
+
+    // Books closed through today: Stripe's money still lands, on tomorrow's date.
+    expect((await org.call('POST', '/api/ledger/close', { through: day })).statusCode).toBe(200);
+    const linesToday = await linesIn(day);
+    const todayPi = `pi_today${++n}`;
+    const todayAnswer = await deliver(
+      h,
+      org.organizationId,
+      event('payment_intent.succeeded', paymentIntent(todayPi, 2500, inv3)),
+    );
+    expect(todayAnswer.statusCode, todayAnswer.body).toBe(200);
+    const todayPayment = await paymentOf(todayPi);
+    expect(await entryDates('payment', todayPayment?.id as string)).toEqual([addDays(day, 1)]);
+    const refundToday = await deliver(
+      h,
+      org.organizationId,
+      event('refund.created', stripeRefund(`re_today${++n}`, todayPi, 500)),
+    );
+    expect(refundToday.statusCode, refundToday.body).toBe(200);
+    const lastPayout = `po_today${++n}`;
+    stripe.payouts.set(lastPayout, [todayPi]);
+    const lastPayoutAnswer = await deliver(h, org.organizationId, payout(lastPayout, 2000));
+    expect(lastPayoutAnswer.statusCode, lastPayoutAnswer.body).toBe(200);
+
+    // Nothing landed in a closed day: the closed trial balance and line counts are as they were.
+    expect(await trialBalance(yesterday)).toEqual(closedBalance);
+    expect(await linesIn(yesterday)).toBe(closedLines);
+    expect(await linesIn(day)).toBe(linesToday);
+    const tb = await trialBalance(addDays(day, 1));
+    expect(tb.balanced).toBe(true);
+    expect(tb.totalDebit).toBe(tb.totalCredit);
   });
 
   it('refuses a payout with a bad signature, a stale one or another currency: 400, nothing written', async () => {

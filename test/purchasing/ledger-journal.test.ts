@@ -209,6 +209,82 @@ describe('ledger: journal export', () => {
     expect((await owner.call('PATCH', '/api/ledger/accounts/1000', { name: 'X' })).statusCode).toBe(400);
   });
 
+  it('writes each format byte for byte: quoting (csv-stringify), IIF cleaning, amounts, journal numbers', async () => {
+    // Entries straight into the tables, with what a format must quote or clean: commas, quotes,
+    // tabs, line breaks, non-ASCII, an empty memo, a 3-line entry, a line of 0, cents past 2^32,
+    // lines out of position order, three entries on one day (ranked by id), one outside the range.
+    const tenant = await newTenant(h, { timezone: 'UTC' });
+    const org = tenant.organizationId;
+    const entries: [string, string, string, string, string][] = [
+      ['jen_a1', '2025-03-01', 'invoice', 'inv_1', 'Plain memo'],
+      ['jen_a2', '2025-03-01', 'payment', 'pay_1', 'Memo, with "quotes"\tand tab'],
+      ['jen_a0', '2025-03-01', 'bill', 'bil_1', 'Line\r\nbreak and ünïcödé — 🌱'],
+      ['jen_b1', '2025-03-02', 'refund', 'ref_1', ''],
+      ['jen_c1', '2025-02-28', 'bill_payment', 'bpy_1', '  leading space, trailing  '],
+      ['jen_d1', '2025-03-03', 'write_off', 'inv_9', 'Out of range'],
+    ];
+    for (const [id, day, sourceType, sourceId, memo] of entries) {
+      await h.admin.db.execute(sql`
+        INSERT INTO ledger_entries (id, organization_id, entry_date, source_type, source_id, memo)
+        VALUES (${id}, ${org}, ${day}, ${sourceType}, ${sourceId}, ${memo})`);
+    }
+    const lines: [string, string, number, string, number, number][] = [
+      ['jln_1', 'jen_a1', 0, '1100', 123456789012, 0],
+      ['jln_2', 'jen_a1', 1, '4000', 0, 123456789000],
+      ['jln_3', 'jen_a1', 2, '2100', 0, 12],
+      ['jln_4', 'jen_a2', 0, '1000', 5005, 0],
+      ['jln_5', 'jen_a2', 1, '1100', 0, 5005],
+      ['jln_6', 'jen_a0', 1, '2000', 0, 8040],
+      ['jln_7', 'jen_a0', 0, '5000', 8040, 0],
+      ['jln_8', 'jen_b1', 0, '1100', 1, 0],
+      ['jln_9', 'jen_b1', 1, '1000', 0, 1],
+      ['jln_10', 'jen_c1', 0, '2000', 100, 0],
+      ['jln_11', 'jen_c1', 1, '1000', 0, 100],
+      ['jln_12', 'jen_c1', 2, '2300', 0, 0],
+      ['jln_13', 'jen_d1', 0, '6900', 7, 0],
+      ['jln_14', 'jen_d1', 1, '1100', 0, 7],
+    ];
+    for (const [id, entryId, position, code, debit, credit] of lines) {
+      await h.admin.db.execute(sql`
+        INSERT INTO ledger_lines (id, organization_id, entry_id, position, account_code, debit_cents, credit_cents)
+        VALUES (${id}, ${org}, ${entryId}, ${position}, ${code}, ${debit}, ${credit})`);
+    }
+    const names = [
+      ['1000', { externalName: 'Checking, "Main"\tUS', externalCode: '090' }],
+      ['4000', { externalName: 'Sales\nIncome' }],
+      ['2100', { externalCode: 'TAX,1' }],
+    ] as const;
+    for (const [code, body] of names) {
+      expect((await tenant.call('PATCH', `/api/ledger/accounts/${code}`, body)).statusCode).toBe(200);
+    }
+    const expected: Record<(typeof FORMATS)[number], string> = {
+      json: '{"data":{"from":"2025-02-28","to":"2025-03-02","entries":[{"id":"jen_c1","journalNo":"20250228-0001","entryDate":"2025-02-28","sourceType":"bill_payment","sourceId":"bpy_1","memo":"  leading space, trailing  ","lines":[{"accountCode":"2000","accountName":"Accounts Payable","debit":1,"credit":0},{"accountCode":"1000","accountName":"Cash","debit":0,"credit":1},{"accountCode":"2300","accountName":"Customer Credits","debit":0,"credit":0}]},{"id":"jen_a0","journalNo":"20250301-0001","entryDate":"2025-03-01","sourceType":"bill","sourceId":"bil_1","memo":"Line\\r\\nbreak and ünïcödé — 🌱","lines":[{"accountCode":"5000","accountName":"Materials and Supplies","debit":80.4,"credit":0},{"accountCode":"2000","accountName":"Accounts Payable","debit":0,"credit":80.4}]},{"id":"jen_a1","journalNo":"20250301-0002","entryDate":"2025-03-01","sourceType":"invoice","sourceId":"inv_1","memo":"Plain memo","lines":[{"accountCode":"1100","accountName":"Accounts Receivable","debit":1234567890.12,"credit":0},{"accountCode":"4000","accountName":"Service Revenue","debit":0,"credit":1234567890},{"accountCode":"2100","accountName":"Sales Tax Payable","debit":0,"credit":0.12}]},{"id":"jen_a2","journalNo":"20250301-0003","entryDate":"2025-03-01","sourceType":"payment","sourceId":"pay_1","memo":"Memo, with \\"quotes\\"\\tand tab","lines":[{"accountCode":"1000","accountName":"Cash","debit":50.05,"credit":0},{"accountCode":"1100","accountName":"Accounts Receivable","debit":0,"credit":50.05}]},{"id":"jen_b1","journalNo":"20250302-0001","entryDate":"2025-03-02","sourceType":"refund","sourceId":"ref_1","memo":"","lines":[{"accountCode":"1100","accountName":"Accounts Receivable","debit":0.01,"credit":0},{"accountCode":"1000","accountName":"Cash","debit":0,"credit":0.01}]}]}}\n',
+      csv: 'date,entry,source,accountCode,accountName,debit,credit,description\n2025-02-28,jen_c1,bill_payment bpy_1,2000,Accounts Payable,1.00,,"  leading space, trailing  "\n2025-02-28,jen_c1,bill_payment bpy_1,1000,Cash,,1.00,"  leading space, trailing  "\n2025-02-28,jen_c1,bill_payment bpy_1,2300,Customer Credits,,,"  leading space, trailing  "\n2025-03-01,jen_a0,bill bil_1,5000,Materials and Supplies,80.40,,"Line\r\nbreak and ünïcödé — 🌱"\n2025-03-01,jen_a0,bill bil_1,2000,Accounts Payable,,80.40,"Line\r\nbreak and ünïcödé — 🌱"\n2025-03-01,jen_a1,invoice inv_1,1100,Accounts Receivable,1234567890.12,,Plain memo\n2025-03-01,jen_a1,invoice inv_1,4000,Service Revenue,,1234567890.00,Plain memo\n2025-03-01,jen_a1,invoice inv_1,2100,Sales Tax Payable,,0.12,Plain memo\n2025-03-01,jen_a2,payment pay_1,1000,Cash,50.05,,"Memo, with ""quotes""\tand tab"\n2025-03-01,jen_a2,payment pay_1,1100,Accounts Receivable,,50.05,"Memo, with ""quotes""\tand tab"\n2025-03-02,jen_b1,refund ref_1,1100,Accounts Receivable,0.01,,\n2025-03-02,jen_b1,refund ref_1,1000,Cash,,0.01,\n',
+      iif: "!TRNS\tTRNSID\tTRNSTYPE\tDATE\tACCNT\tAMOUNT\tDOCNUM\tMEMO\r\n!SPL\tSPLID\tTRNSTYPE\tDATE\tACCNT\tAMOUNT\tDOCNUM\tMEMO\r\n!ENDTRNS\r\nTRNS\t\tGENERAL JOURNAL\t02/28/2025\tAccounts Payable\t1.00\t20250228-0001\t  leading space, trailing  \r\nSPL\t\tGENERAL JOURNAL\t02/28/2025\tChecking, 'Main' US\t-1.00\t20250228-0001\t  leading space, trailing  \r\nSPL\t\tGENERAL JOURNAL\t02/28/2025\tCustomer Credits\t0.00\t20250228-0001\t  leading space, trailing  \r\nENDTRNS\r\nTRNS\t\tGENERAL JOURNAL\t03/01/2025\tMaterials and Supplies\t80.40\t20250301-0001\tLine break and ünïcödé — 🌱\r\nSPL\t\tGENERAL JOURNAL\t03/01/2025\tAccounts Payable\t-80.40\t20250301-0001\tLine break and ünïcödé — 🌱\r\nENDTRNS\r\nTRNS\t\tGENERAL JOURNAL\t03/01/2025\tAccounts Receivable\t1234567890.12\t20250301-0002\tPlain memo\r\nSPL\t\tGENERAL JOURNAL\t03/01/2025\tSales Income\t-1234567890.00\t20250301-0002\tPlain memo\r\nSPL\t\tGENERAL JOURNAL\t03/01/2025\tSales Tax Payable\t-0.12\t20250301-0002\tPlain memo\r\nENDTRNS\r\nTRNS\t\tGENERAL JOURNAL\t03/01/2025\tChecking, 'Main' US\t50.05\t20250301-0003\tMemo, with 'quotes' and tab\r\nSPL\t\tGENERAL JOURNAL\t03/01/2025\tAccounts Receivable\t-50.05\t20250301-0003\tMemo, with 'quotes' and tab\r\nENDTRNS\r\nTRNS\t\tGENERAL JOURNAL\t03/02/2025\tAccounts Receivable\t0.01\t20250302-0001\t\r\nSPL\t\tGENERAL JOURNAL\t03/02/2025\tChecking, 'Main' US\t-0.01\t20250302-0001\t\r\nENDTRNS\r\n",
+      qbo: 'Journal No,Journal Date,Account Name,Debits,Credits,Description,Name\n20250228-0001,02/28/2025,Accounts Payable,1.00,,"  leading space, trailing  ",\n20250228-0001,02/28/2025,"Checking, ""Main""\tUS",,1.00,"  leading space, trailing  ",\n20250228-0001,02/28/2025,Customer Credits,,,"  leading space, trailing  ",\n20250301-0001,03/01/2025,Materials and Supplies,80.40,,"Line\r\nbreak and ünïcödé — 🌱",\n20250301-0001,03/01/2025,Accounts Payable,,80.40,"Line\r\nbreak and ünïcödé — 🌱",\n20250301-0002,03/01/2025,Accounts Receivable,1234567890.12,,Plain memo,\n20250301-0002,03/01/2025,"Sales\nIncome",,1234567890.00,Plain memo,\n20250301-0002,03/01/2025,Sales Tax Payable,,0.12,Plain memo,\n20250301-0003,03/01/2025,"Checking, ""Main""\tUS",50.05,,"Memo, with ""quotes""\tand tab",\n20250301-0003,03/01/2025,Accounts Receivable,,50.05,"Memo, with ""quotes""\tand tab",\n20250302-0001,03/02/2025,Accounts Receivable,0.01,,,\n20250302-0001,03/02/2025,"Checking, ""Main""\tUS",,0.01,,\n',
+      xero: 'Narration,Date,Description,AccountCode,TaxRate,Amount\n"20250228-0001   leading space, trailing  ",02/28/2025,"  leading space, trailing  ",2000,Tax Exempt,1.00\n"20250228-0001   leading space, trailing  ",02/28/2025,"  leading space, trailing  ",090,Tax Exempt,-1.00\n"20250228-0001   leading space, trailing  ",02/28/2025,"  leading space, trailing  ",2300,Tax Exempt,0.00\n"20250301-0001 Line\r\nbreak and ünïcödé — 🌱",03/01/2025,"Line\r\nbreak and ünïcödé — 🌱",5000,Tax Exempt,80.40\n"20250301-0001 Line\r\nbreak and ünïcödé — 🌱",03/01/2025,"Line\r\nbreak and ünïcödé — 🌱",2000,Tax Exempt,-80.40\n20250301-0002 Plain memo,03/01/2025,Plain memo,1100,Tax Exempt,1234567890.12\n20250301-0002 Plain memo,03/01/2025,Plain memo,4000,Tax Exempt,-1234567890.00\n20250301-0002 Plain memo,03/01/2025,Plain memo,"TAX,1",Tax Exempt,-0.12\n"20250301-0003 Memo, with ""quotes""\tand tab",03/01/2025,"Memo, with ""quotes""\tand tab",090,Tax Exempt,50.05\n"20250301-0003 Memo, with ""quotes""\tand tab",03/01/2025,"Memo, with ""quotes""\tand tab",1100,Tax Exempt,-50.05\n20250302-0001 ,03/02/2025,,1100,Tax Exempt,0.01\n20250302-0001 ,03/02/2025,,090,Tax Exempt,-0.01\n',
+    };
+    const heads = {
+      json: '{"data":{"from":"2024-01-01","to":"2024-01-02","entries":[]}}\n',
+      csv: 'date,entry,source,accountCode,accountName,debit,credit,description\n',
+      iif: '!TRNS\tTRNSID\tTRNSTYPE\tDATE\tACCNT\tAMOUNT\tDOCNUM\tMEMO\r\n!SPL\tSPLID\tTRNSTYPE\tDATE\tACCNT\tAMOUNT\tDOCNUM\tMEMO\r\n!ENDTRNS\r\n',
+      qbo: 'Journal No,Journal Date,Account Name,Debits,Credits,Description,Name\n',
+      xero: 'Narration,Date,Description,AccountCode,TaxRate,Amount\n',
+    };
+    for (const format of FORMATS) {
+      const res = await tenant.call('GET', '/api/ledger/journal', undefined, {
+        query: { from: '2025-02-28', to: '2025-03-02', format },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body, format).toBe(expected[format]);
+      // Nothing in the range: the format's frame alone.
+      const empty = await tenant.call('GET', '/api/ledger/journal', undefined, {
+        query: { from: '2024-01-01', to: '2024-01-02', format },
+      });
+      expect(empty.body, `${format}, empty`).toBe(heads[format]);
+    }
+  });
+
   it('bad input is a 400; a member may not export', async () => {
     const backwards = await journal({ from: todayDate, to: lastWeek });
     expect(backwards.statusCode).toBe(400);

@@ -12,13 +12,17 @@ type PaymentRow = typeof payments.$inferSelect;
  * a draft that is voided or deleted was never booked, so it posts nothing.
  */
 
-/** Leaving draft (sent, or paid straight from draft): Dr 1100 total; Cr 4000 subtotal, Cr 2100 tax. */
-export function postInvoiceIssued(ctx: Ctx, inv: InvoiceRow) {
+/**
+ * Leaving draft (sent, or paid straight from draft): Dr 1100 total; Cr 4000 subtotal, Cr 2100 tax.
+ * `processor`: a Stripe payment took it out of draft, which the close cannot refuse (ledger.service.ts).
+ */
+export function postInvoiceIssued(ctx: Ctx, inv: InvoiceRow, processor = false) {
   return postEntry(ctx, {
     sourceType: 'invoice',
     sourceId: inv.id,
     memo: `Invoice ${inv.invoiceNumber} issued`,
     documentDates: [{ field: 'invoiceDate', date: inv.invoiceDate }],
+    processor,
     lines: [
       { accountCode: ACCOUNT.receivable, debit: inv.totalCents },
       { accountCode: ACCOUNT.revenue, credit: inv.subtotalCents },
@@ -30,7 +34,8 @@ export function postInvoiceIssued(ctx: Ctx, inv: InvoiceRow) {
 /**
  * A payment: Dr 1000 what was received; Cr 1100 what was applied to the invoice and
  * Cr 2300 Customer Credits the excess a processor took beyond the balance (or on a
- * void invoice), dated the day it was paid.
+ * void invoice), dated the day it was paid. A Stripe payment dated in the closed period (its
+ * charge was made there, the event came after the close) posts on the first open day.
  */
 export function postInvoicePayment(ctx: Ctx, inv: InvoiceRow, payment: PaymentRow) {
   return postEntry(ctx, {
@@ -39,6 +44,7 @@ export function postInvoicePayment(ctx: Ctx, inv: InvoiceRow, payment: PaymentRo
     memo: `Payment on invoice ${inv.invoiceNumber}`,
     entryDate: payment.paymentDate,
     dateField: 'paymentDate',
+    processor: payment.origin === 'STRIPE',
     lines: [
       { accountCode: ACCOUNT.cash, debit: payment.amountCents },
       { accountCode: ACCOUNT.receivable, credit: payment.amountCents - payment.unappliedCents },
@@ -51,12 +57,13 @@ export function postInvoicePayment(ctx: Ctx, inv: InvoiceRow, payment: PaymentRo
  * A refund reverses its share of a payment: Cr 1000 what went back; Dr 2300 the part
  * taken from the unapplied excess, and Dr the account that holds the invoice's paid
  * part: 1100 for an open invoice (its balance grows again), 2300 for a void one (what
- * was paid became a customer credit at void), 6900 for a written-off one.
+ * was paid became a customer credit at void), 6900 for a written-off one. Dated today; a refund
+ * made at Stripe is never refused for the close (the first open day when today is closed).
  */
 export function postPaymentRefund(
   ctx: Ctx,
   inv: InvoiceRow,
-  refund: { id: string; amountCents: number; appliedCents: number },
+  refund: { id: string; amountCents: number; appliedCents: number; origin?: string | undefined },
 ) {
   const invoiceAccount =
     inv.status === 'void'
@@ -68,6 +75,7 @@ export function postPaymentRefund(
     sourceType: 'refund',
     sourceId: refund.id,
     memo: `Refund on invoice ${inv.invoiceNumber}`,
+    processor: refund.origin === 'STRIPE_DASHBOARD',
     lines: [
       { accountCode: invoiceAccount, debit: refund.appliedCents },
       { accountCode: ACCOUNT.customerCredits, debit: refund.amountCents - refund.appliedCents },

@@ -62,7 +62,7 @@ export async function applyPayment(ctx: Ctx, invoice: InvoiceRow, payment: Payme
   if (applied > 0) {
     trigger = applied === balanceCents(invoice) ? 'full_payment' : 'partial_payment';
     current = await move(ctx, invoice, trigger, invoice.amountPaidCents + applied);
-    if (invoice.status === 'draft') await postInvoiceIssued(ctx, current);
+    if (invoice.status === 'draft') await postInvoiceIssued(ctx, current, payment.origin === 'STRIPE');
   }
   await postInvoicePayment(ctx, invoice, payment);
   const detail = await detailOf(ctx, current);
@@ -78,7 +78,7 @@ export async function applyPayment(ctx: Ctx, invoice: InvoiceRow, payment: Payme
 export async function applyRefund(
   ctx: Ctx,
   invoice: InvoiceRow,
-  refund: { id: string; amountCents: number; appliedCents: number },
+  refund: { id: string; amountCents: number; appliedCents: number; origin?: string | undefined },
 ): Promise<InvoiceDetailView> {
   let current = invoice;
   let trigger: InvoiceTrigger | undefined;

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
 import { ledgerCloses } from '../../db/schema/index.js';
-import { today } from '../../platform/dates.js';
+import { addDays, today } from '../../platform/dates.js';
 import { AppError, invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
@@ -39,6 +39,21 @@ export async function assertPeriodOpen(ctx: Ctx, checks: { field: string; date: 
   const closed = await lockedClosedThrough(ctx);
   if (closed === null) return;
   for (const c of checks) if (c.date <= closed) throw periodClosed(c.field, c.date, closed);
+}
+
+/**
+ * The date something a processor already did (Stripe took or gave back money, paid out to the
+ * bank) is booked on: `date` itself while the books are open there, else the first open day,
+ * today (the day after the closed date when the books are closed through today). Such a fact
+ * cannot be refused like a request (a webhook answered 409 is retried and then dropped by
+ * Stripe), and it cannot change a closed month either. Holds the close row FOR SHARE, as
+ * assertPeriodOpen does.
+ */
+export async function openDateFor(ctx: Ctx, date: string): Promise<string> {
+  const closed = await lockedClosedThrough(ctx);
+  if (closed === null || date > closed) return date;
+  const todayDate = today((await getOrgSettings(ctx)).timezone);
+  return todayDate > closed ? todayDate : addDays(closed, 1);
 }
 
 export async function getClose(ctx: Ctx) {

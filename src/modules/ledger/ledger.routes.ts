@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { inRequestTenant } from '../../platform/access.js';
 import { pageOf, sendPage } from '../../platform/pagination.js';
 import { closePeriod, getClose, reopenPeriod } from './ledger.close.js';
-import { checkRange, journalEntries } from './ledger.journal.js';
+import { checkRange, journalRows } from './ledger.journal.js';
 import { JOURNAL_MEDIA, writeJournal } from './ledger.journal-formats.js';
 import { listAccounts, setAccountNames } from './ledger.mappings.js';
 import {
@@ -90,7 +90,7 @@ export default async function ledgerRoutes(fastify: FastifyInstance) {
       const body = new PassThrough();
       // The rows stream out of one transaction (a cursor); the response is written as they come.
       inRequestTenant(database.db, request, (ctx) =>
-        writeJournal(journalEntries(ctx, from, to), format, { from, to }, body),
+        writeJournal(journalRows(ctx, from, to), format, { from, to }, body),
       ).catch((err: unknown) => {
         request.log.error({ err }, 'journal export failed mid-stream');
         body.destroy(err as Error);

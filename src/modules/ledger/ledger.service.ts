@@ -9,7 +9,7 @@ import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { getOrgSettings } from '../settings/settings.service.js';
 import { type AccountCode, accountOf, CHART_OF_ACCOUNTS, debitNormal } from './ledger.accounts.js';
-import { assertPeriodOpen } from './ledger.close.js';
+import { assertPeriodOpen, openDateFor } from './ledger.close.js';
 
 /** What caused an entry. `refund` is for refunds of customer payments (issue 11). */
 export type LedgerSourceType = 'invoice' | 'payment' | 'refund' | 'bill' | 'bill_payment';
@@ -32,6 +32,12 @@ export interface Posting {
    * dated today (an invoice whose invoiceDate lies there cannot leave draft: operations.md §11).
    */
   documentDates?: { field: string; date: string }[] | undefined;
+  /**
+   * What a processor (Stripe) already did, recorded from its webhook: never refused for the
+   * close (operations.md §11); dated in the closed period, it posts on the first open day
+   * instead (ledger.close.ts openDateFor), and documentDates are not checked.
+   */
+  processor?: boolean | undefined;
 }
 
 const amountOf = (l: PostingLine) => ('debit' in l ? l.debit : l.credit);
@@ -59,12 +65,16 @@ export async function postEntry(ctx: Ctx, posting: Posting): Promise<{ id: strin
   if (debits !== credits) {
     throw new AppError('INTERNAL', `Unbalanced ledger entry for ${posting.sourceType}: ${debits} ≠ ${credits}`);
   }
-  const entryDate = posting.entryDate ?? today((await getOrgSettings(ctx)).timezone);
+  let entryDate = posting.entryDate ?? today((await getOrgSettings(ctx)).timezone);
   // Checked before anything is written and with the close row held FOR SHARE until commit (ledger.close.ts).
-  await assertPeriodOpen(ctx, [
-    ...(posting.documentDates ?? []),
-    { field: posting.dateField ?? 'date', date: entryDate },
-  ]);
+  if (posting.processor) {
+    entryDate = await openDateFor(ctx, entryDate);
+  } else {
+    await assertPeriodOpen(ctx, [
+      ...(posting.documentDates ?? []),
+      { field: posting.dateField ?? 'date', date: entryDate },
+    ]);
+  }
   const lines = posting.lines.filter((l) => amountOf(l) > 0);
   if (lines.length === 0) return null;
   const id = newId('jen');

@@ -13,7 +13,7 @@ import type { Ctx } from '../../../platform/tenancy.js';
 import { calendarBound } from '../../billing/date-filter.js';
 import { type InvoiceRef, invoiceRefs } from '../../invoices/invoices.refs.js';
 import type { PaymentMethod } from '../../invoices/invoices.schemas.js';
-import { assertPeriodOpen } from '../../ledger/ledger.close.js';
+import { assertPeriodOpen, openDateFor } from '../../ledger/ledger.close.js';
 import { getOrgSettings } from '../../settings/settings.service.js';
 import { DEPOSITABLE_METHODS, type DepositOrigin } from '../intents/payment-intents.states.js';
 import type { PaymentOrigin } from '../payments.states.js';
@@ -288,7 +288,9 @@ export async function payoutIntentIds(
 /**
  * `payout.paid`, step 3 (one short transaction): the payout becomes a deposit (once per
  * payout id) holding the undeposited card payments whose intents Stripe listed. A payout
- * whose `payout.failed` came first records nothing: a failed payout is final at Stripe.
+ * whose `payout.failed` came first records nothing: a failed payout is final at Stripe. A payout
+ * that arrived in the closed period (the event came after the close) is dated the first open
+ * day: the closed month holds its deposits (§11), and Stripe's event cannot be refused.
  */
 export async function recordPayout(
   ctx: Ctx,
@@ -298,12 +300,13 @@ export async function recordPayout(
 ): Promise<StripeOutcome> {
   await lockPayout(ctx, payout.id);
   if (await payoutFailedBefore(ctx, payout.id)) return 'duplicate';
+  const depositDate = await openDateFor(ctx, plan.depositDate);
   const inserted = await ctx.tx
     .insert(deposits)
     .values({
       id: newId('dep'),
       organizationId: ctx.organizationId,
-      depositDate: plan.depositDate,
+      depositDate,
       reference: payout.statement_descriptor ?? payout.description ?? null,
       amountCents: plan.amountCents,
       origin: 'STRIPE_PAYOUT',
