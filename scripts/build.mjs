@@ -5,6 +5,7 @@
 //
 // Plain JavaScript on purpose: it must run before anything is compiled.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   cpSync,
   existsSync,
@@ -18,7 +19,7 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');
@@ -87,6 +88,7 @@ export function build(log = (line) => process.stderr.write(`${line}\n`)) {
     mkdirSync(dirname(target), { recursive: true });
     cpSync(file, target);
   }
+  embeddedTemplate(tmp, log);
   writeFileSync(join(tmp, '.build-stamp'), before);
   const old = join(ROOT, `.dist-old-${process.pid}`);
   if (existsSync(DIST)) renameSync(DIST, old);
@@ -100,6 +102,66 @@ export function build(log = (line) => process.stderr.write(`${line}\n`)) {
   rmSync(old, { recursive: true, force: true });
   log(`compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return true;
+}
+
+/** What the embedded template is made from: every migration and the code that applies them. */
+function templateSignature(dist) {
+  const hash = createHash('sha256');
+  for (const file of [
+    ...walk(join(ROOT, 'drizzle')).sort(),
+    join(dist, 'db', 'migrate.js'),
+    join(dist, 'db', 'client.js'),
+  ]) {
+    hash.update(`${relative(ROOT, file)}\n`);
+    hash.update(readFileSync(file));
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * dist/pglite-template: an embedded data directory with every migration applied, which the first
+ * `npm start` on an empty DATA_DIR copies instead of running initdb (about 5 s of CPU in
+ * WebAssembly) and the migrations (about 2 s) itself (src/db/client.ts; the migrations then find it
+ * current). Made once here, and carried over from the previous dist/ while the migrations and the
+ * code applying them are unchanged. A failure only costs the first start its speed.
+ */
+function embeddedTemplate(dist, log) {
+  const target = join(dist, 'pglite-template');
+  const signature = templateSignature(dist);
+  const previous = join(DIST, 'pglite-template');
+  try {
+    if (
+      existsSync(join(previous, 'PG_VERSION')) &&
+      readFileSync(join(previous, '.template-stamp'), 'utf8') === signature
+    ) {
+      cpSync(previous, target, { recursive: true });
+      return;
+    }
+  } catch {
+    // no usable previous template: make one
+  }
+  const started = Date.now();
+  const made = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const { openDatabase } = await import(${JSON.stringify(pathToFileURL(join(dist, 'db', 'client.js')).href)});
+       const { migrate } = await import(${JSON.stringify(pathToFileURL(join(dist, 'db', 'migrate.js')).href)});
+       const database = await openDatabase({ dataDir: ${JSON.stringify(target)} });
+       await migrate(database);
+       await database.close();`,
+    ],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
+  if (made.status !== 0 || !existsSync(join(target, 'PG_VERSION'))) {
+    rmSync(target, { recursive: true, force: true });
+    log('could not make the embedded database template: the first npm start migrates an empty database itself');
+    return;
+  }
+  rmSync(join(target, '.lock.sock'), { force: true });
+  writeFileSync(join(target, '.template-stamp'), signature);
+  log(`embedded database template made in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 // `node scripts/build.mjs` (the `prepare` script, run by npm ci): build unless already fresh.

@@ -25,7 +25,7 @@ import { createMailer, type Mailer } from './platform/mail.js';
 import { finishDocument, type RegisteredRoute } from './platform/openapi.js';
 import { createLimiters, type Limiters } from './platform/rate-limit.js';
 import { ErrorBody, NoQuery } from './platform/schemas.js';
-import { validatorCompiler } from './platform/validation.js';
+import { lazySerializerFactory, lazyValidatorCompiler } from './platform/validation.js';
 
 /** What route modules receive: everything they may need, passed in rather than imported. */
 export interface AppDeps {
@@ -99,6 +99,8 @@ export async function buildApp(
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req');
     },
     ajv: { customOptions: { removeAdditional: false } },
+    // Each route's response serializers are compiled on first use, not at start-up (platform/validation.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() as never } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     // What the router refuses before any route runs (a path segment over maxParamLength, a broken
@@ -152,7 +154,7 @@ export async function buildApp(
     outage.close();
   });
 
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(lazyValidatorCompiler);
   installErrorHandler(app, { outage });
   app.addSchema(ErrorBody);
 

@@ -240,37 +240,78 @@ async function measureAt(n: number): Promise<Measured[]> {
   return out;
 }
 
-/** The embedded database at the smaller size: first page and a deep cursor page, service only. */
-async function onPglite(n: number): Promise<string[]> {
-  const database = await openDatabase({ dataDir: 'memory://' });
+/**
+ * The embedded database against PostgreSQL at the smaller size: the same service (session auth, RLS,
+ * one tenant transaction per request) on each, first page and deep cursor page, in alternating
+ * halves so that machine load weighs on both. PGlite runs inside the service's own process (one
+ * core for the database and the API), PostgreSQL beside it.
+ */
+async function pgliteAgainstPostgres(n: number): Promise<string[]> {
+  const bench = await createBenchDatabase(`customers_lite${n}`);
+  const postgres = await openDatabase({ databaseUrl: bench.url });
+  const lite = await openDatabase({ dataDir: 'memory://' });
   const lines: string[] = [];
   try {
-    await migrate(database);
-    const { app, base } = await startService(database);
-    const { cookie, organizationId } = await signedInOwner(app);
-    for (const statement of seedSql(organizationId, n)) await database.pglite?.exec(statement);
+    await migrate(lite);
+    const onPostgres = await startService(postgres);
+    const onLite = await startService(lite);
     try {
+      const pgOwner = await signedInOwner(onPostgres.app);
+      const liteOwner = await signedInOwner(onLite.app);
+      const admin = new pg.Client({ connectionString: bench.url });
+      await admin.connect();
+      for (const statement of seedSql(pgOwner.organizationId, n)) await admin.query(statement);
+      await admin.end();
+      for (const statement of seedSql(liteOwner.organizationId, n)) await lite.pglite?.exec(statement);
       for (const c of casesFor(n).slice(0, 2)) {
-        const r = await drive(`${base}/api/customers?${c.query}`, { cookie }, DURATION_S / 2, CONNECTIONS);
+        const urls = [`${onPostgres.base}/api/customers?${c.query}`, `${onLite.base}/api/customers?${c.query}`];
+        for (const [i, url] of urls.entries()) {
+          const res = await fetch(url, { headers: { cookie: i === 0 ? pgOwner.cookie : liteOwner.cookie } });
+          const body = (await res.json()) as { data: unknown[] };
+          if (res.status !== 200 || body.data.length !== 50) throw new Error(`check failed for ${c.label} (${i})`);
+        }
+        const halves = { postgres: [] as Run[], lite: [] as Run[] };
+        for (let i = 0; i < 2; i++) {
+          halves.postgres.push(await drive(urls[0] as string, { cookie: pgOwner.cookie }, DURATION_S / 2, CONNECTIONS));
+          halves.lite.push(await drive(urls[1] as string, { cookie: liteOwner.cookie }, DURATION_S / 2, CONNECTIONS));
+        }
+        const r = { postgres: merge(halves.postgres), lite: merge(halves.lite) };
         lines.push(
-          `| PGlite, ${fmt(n)}, ${c.label} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | — | — | ${r.errors} |`,
+          `| PGlite, ${fmt(n)}, ${c.label.replace(fmt(n * 0.9), '90 %')} | ${fmt(r.lite.rps)} | ${fmt(r.lite.p50, 1)} | ${fmt(r.lite.p99, 1)} | ${fmt(r.postgres.rps)} (service on PostgreSQL) | ${fmt(ratio(r.lite.rps, r.postgres.rps), 2)} (PGlite ÷ PostgreSQL, goal ≥ 0.5) | ${r.lite.errors} |`,
         );
       }
     } finally {
-      await app.close();
+      await onLite.app.close();
+      await onPostgres.app.close();
     }
   } finally {
-    await database.close();
+    await lite.close();
+    await postgres.close();
+    await bench.drop();
   }
   return lines;
 }
 
+/** `CUSTOMERS_BENCH=pglite npm run bench -- customers`: only the PGlite ÷ PostgreSQL rows (about a minute). */
+const PGLITE_ONLY = process.env.CUSTOMERS_BENCH === 'pglite';
+
 export const customersBench: BenchPart = {
   name: 'customers',
   async run() {
+    const [small, large] = SIZES as [number, number];
+    if (PGLITE_ONLY) {
+      return [
+        '## Customers list on PGlite against PostgreSQL (CUSTOMERS_BENCH=pglite: these rows only)',
+        '',
+        `The same service on each database, ${fmt(small)} customers, ${CONNECTIONS} connections, ${DURATION_S} s per case and side.`,
+        '',
+        '| Case | req/s | p50 ms | p99 ms | PostgreSQL req/s | ratio | errors |',
+        '|---|---:|---:|---:|---:|---:|---:|',
+        ...(await pgliteAgainstPostgres(small)),
+      ].join('\n');
+    }
     const measured: Measured[] = [];
     for (const n of SIZES) measured.push(...(await measureAt(n)));
-    const [small, large] = SIZES as [number, number];
     const lines = [
       '## Customers list: first page, deep cursor page, search (PostgreSQL)',
       '',
@@ -287,7 +328,7 @@ export const customersBench: BenchPart = {
         (m) =>
           `| ${fmt(m.n)}, ${m.label} | ${fmt(m.service.rps)} | ${fmt(m.service.p50, 1)} | ${fmt(m.service.p99, 1)} | ${fmt(m.baseline.rps)} | ${fmt(ratio(m.service.rps, m.baseline.rps), 2)} | ${m.service.errors} |`,
       ),
-      ...(await onPglite(small)),
+      ...(await pgliteAgainstPostgres(small)),
       '',
       'At the driver, per request (pg `Client.query` calls = round trips, and the statements they carried;',
       '20 requests one after another, session lookup included):',

@@ -1,4 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
@@ -118,6 +120,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       mkdirSync(dir, { recursive: true });
       // One process per data directory: a second one refuses here, before touching a file.
       lock = await lockDataDir(dir);
+      fromTemplate(dir);
     }
     try {
       client = await PGlite.create(dir, { extensions: { pg_trgm } });
@@ -142,6 +145,22 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       lock?.release();
     },
   };
+}
+
+/** Made by scripts/build.mjs beside the compiled code (dist/pglite-template); absent when run from the sources. */
+const TEMPLATE = fileURLToPath(new URL('../pglite-template', import.meta.url));
+
+/**
+ * An empty data directory (no PG_VERSION) starts as a copy of the migrated template: the first
+ * start then skips initdb and the migrations, which cost seconds of CPU in WebAssembly; migrate
+ * still runs after and applies whatever the template lacks. PG_VERSION is copied last, so a copy
+ * cut short is taken for empty again and copied anew, never opened half-made. Holding the lock.
+ */
+function fromTemplate(dir: string): void {
+  if (existsSync(join(dir, 'PG_VERSION')) || !existsSync(join(TEMPLATE, 'PG_VERSION'))) return;
+  const skipped = new Set(['PG_VERSION', '.template-stamp', '.lock.sock'].map((name) => join(TEMPLATE, name)));
+  cpSync(TEMPLATE, dir, { recursive: true, filter: (source) => !skipped.has(source) });
+  copyFileSync(join(TEMPLATE, 'PG_VERSION'), join(dir, 'PG_VERSION'));
 }
 
 /** The rows of a raw `db.execute(sql…)` result; both drivers return `{ rows }`. */

@@ -103,3 +103,16 @@ export async function arrayRows(tx: Tx, text: string, values: unknown[]): Promis
   }
   throw new Error('arrayRows: not a node-postgres or PGlite transaction');
 }
+
+/**
+ * Runs `text` (no parameters, no result wanted) on a PGlite transaction's own client in the simple
+ * protocol: one Query message, where Drizzle's `execute` sends Parse, Describe, Bind, Describe,
+ * Execute and Sync, each a call into the WebAssembly engine, and converts a result nobody reads.
+ * Answers false, running nothing, when `tx` is not a PGlite transaction.
+ */
+export async function execOnPglite(tx: Tx, text: string): Promise<boolean> {
+  const session: unknown = tx._.session;
+  if (!(session instanceof PgliteSession)) return false;
+  await (session as unknown as { client: { exec(text: string): Promise<unknown> } }).client.exec(text);
+  return true;
+}

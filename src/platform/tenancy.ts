@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db, Tx } from '../db/client.js';
-import { poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
+import { execOnPglite, poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
 import { APP_ROLE } from '../db/migrate.js';
 import { deferredTransactionOn, releaseClient, transactionOn } from '../db/pg-transaction.js';
 
@@ -73,8 +73,10 @@ export async function transactionAs<T>(
     .join(', ');
   const parts = poolTransactionParts(db);
   if (!parts) {
+    // PGlite: one transaction at a time in this process; the settings as one simple-protocol call.
     return db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`SELECT ${assignments}`));
+      const text = `SELECT ${assignments}`;
+      if (!(await execOnPglite(tx, text))) await tx.execute(sql.raw(text));
       return fn(tx);
     });
   }
