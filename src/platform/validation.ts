@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options, type SchemaValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
@@ -109,18 +109,11 @@ function lazy<F extends (data: unknown) => unknown>(build: () => F): F & { error
 export const lazyValidatorCompiler: FastifySchemaCompiler<object> = (route) =>
   lazy(() => validatorCompiler(route) as (data: unknown) => unknown) as ReturnType<FastifySchemaCompiler<object>>;
 
-type SerializerFactory = (
-  externalSchemas: unknown,
-  options: unknown,
-) => (route: { schema: object }) => (data: unknown) => string;
-
 /**
- * Fastify's own serializer factory (fast-json-stringify), each route's serializer built lazily.
- * Taken from Fastify's own dependency, so it is the very compiler Fastify would use.
+ * Fastify's own serializer factory (fast-json-stringify, the package Fastify itself builds its
+ * serializers with; a direct dependency at Fastify's version), each route's serializer built lazily.
  */
-export function lazySerializerFactory(): SerializerFactory {
-  const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
-  const SerializerSelector = fromFastify('@fastify/fast-json-stringify-compiler') as () => SerializerFactory;
+export function lazySerializerFactory(): SerializerSelector.SerializerFactory {
   const build = SerializerSelector();
   return (externalSchemas, options) => {
     const compile = build(externalSchemas, options);
