@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Tx } from '../../db/client.js';
 import { eventBatches, events, workflowEventBatches } from '../../db/schema/index.js';
-import { chunked, microsecondsAfter, rowsSource } from '../../db/values.js';
+import { chunked, microsecondsAfter, valuesList } from '../../db/values.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Ctx } from '../tenancy.js';
@@ -68,9 +68,6 @@ export async function emit(ctx: Ctx, type: string, data: Record<string, unknown>
   return { id: row.id, type, createdAt: row.createdAt };
 }
 
-/** The SQL types of emitMany's columns (id, organization_id, type, data, depth, created_at). */
-const EVENT_TYPES = ['text', 'text', 'text', 'json', 'int', 'timestamptz'];
-
 /**
  * `emit` for many events of one type in one statement (a schedule's visits are made
  * by the hundred): the same rows, ids and wake-up as `emit` called once per item.
@@ -80,9 +77,10 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
   if (!isKnownEvent(type)) throw new AppError('INTERNAL', `Unknown event type ${type}`);
   const now = new Date();
   const depth = ctx.eventDepth ?? 0;
-  // Rows of src/db/values.ts (a VALUES list on Citus, which routes it to the organization's shard;
-  // arrays elsewhere), as few statements as the parameter limit allows. The n-th event is created
-  // n - 1 microseconds after the first.
+  // Multi-row VALUES (src/db/values.ts), as few statements as the parameter limit allows: Citus
+  // routes them to the organization's shard. Not rowsSource's arrays off Citus: each event's JSON
+  // escaped once more as an array element cost Node more than PostgreSQL saved (schedules bench:
+  // 0.23-0.24 against 0.29). The n-th event is created n - 1 microseconds after the first.
   const rows = items.map((data, n) => [
     newId('evt'),
     ctx.organizationId,
@@ -94,7 +92,7 @@ export async function emitMany(ctx: Ctx, type: string, items: Record<string, unk
   for (const chunk of chunked(rows, 6, 3)) {
     await ctx.tx.execute(sql`
       WITH written AS (
-        INSERT INTO ${events} (id, organization_id, type, data, depth, created_at) ${rowsSource(chunk, EVENT_TYPES)}
+        INSERT INTO ${events} (id, organization_id, type, data, depth, created_at) ${valuesList(chunk)}
       ), ${batchRows(ctx.organizationId)}
       SELECT pg_notify(${WAKE_CHANNEL}, '')`);
   }
