@@ -10,6 +10,7 @@ import consolePlugin from './console/console.plugin.js';
 import { type Database, rowsOf } from './db/client.js';
 import { type DatabaseOutage, watchDatabase } from './db/outage.js';
 import { isDatabaseUnavailable } from './db/pg-errors.js';
+import { chooseRowsPath } from './db/values.js';
 import { EVENT_PAYLOADS, EVENT_RESOURCES } from './modules/event-payloads.js';
 import { accountMail, modules } from './modules/index.js';
 import { access } from './platform/access.js';
@@ -119,6 +120,7 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const outage = watchDatabase(database, app.log);
+  await chooseRowsPath(database);
   const mailer = createMailer(config);
   const auth = createAuth(
     config,

@@ -3,6 +3,7 @@ import { startTasks } from './background/runner.js';
 import { configSummary, loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateOnStart } from './db/migrate.js';
+import { chooseRowsPath } from './db/values.js';
 import { workerTasks } from './modules/tasks.js';
 
 /** `npm run worker`: only the background worker, for scale-out next to RUN_WORKER=false API processes. */
@@ -16,6 +17,7 @@ async function main() {
     connectTimeoutMs: config.databaseConnectTimeoutMs,
   });
   await migrateOnStart(config, database, log);
+  await chooseRowsPath(database);
   const worker = startTasks(workerTasks, { config, database, log });
   log.info({ tasks: workerTasks.map((t) => t.name) }, 'worker started');
   const shutdown = async () => {

@@ -163,6 +163,16 @@ function fromTemplate(dir: string): void {
   copyFileSync(join(TEMPLATE, 'PG_VERSION'), join(dir, 'PG_VERSION'));
 }
 
+/**
+ * How many rows a raw `db.execute(sql…)` INSERT, UPDATE or DELETE wrote (its command tag; rows
+ * skipped by ON CONFLICT DO NOTHING are not counted): node-postgres says `rowCount`, PGlite
+ * `affectedRows`. Cheaper than `RETURNING 1`, whose rows the driver reads one by one.
+ */
+export function affectedRowsOf(result: unknown): number {
+  const r = result as { rowCount?: number | null; affectedRows?: number };
+  return r.rowCount ?? r.affectedRows ?? 0;
+}
+
 /** The rows of a raw `db.execute(sql…)` result; both drivers return `{ rows }`. */
 export function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;

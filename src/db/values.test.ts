@@ -1,7 +1,16 @@
 import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import { chunked, literal, MAX_BIND_PARAMETERS, microsecondsAfter, valuesList } from './values.js';
+import {
+  chooseRowsPath,
+  chunked,
+  literal,
+  MAX_BIND_PARAMETERS,
+  microsecondsAfter,
+  rowsAsArrays,
+  rowsSource,
+  valuesList,
+} from './values.js';
 
 describe('VALUES lists (src/db/values.ts)', () => {
   it('writes text as an escaped literal that reads the same whatever standard_conforming_strings says', () => {
@@ -41,5 +50,28 @@ describe('VALUES lists (src/db/values.ts)', () => {
     expect(microsecondsAfter(at, 999)).toBe('2026-11-28T19:59:59.998999Z');
     expect(microsecondsAfter(at, 1000)).toBe('2026-11-28T19:59:59.999000Z');
     expect(microsecondsAfter(at, 2345)).toBe('2026-11-28T20:00:00.000345Z');
+  });
+
+  it('takes rows as typed arrays once the database is known not to be Citus (the VALUES path: the Citus test)', async () => {
+    // A database that says it has no citus extension; one that cannot answer changes nothing.
+    await expect(chooseRowsPath({ platformQuery: async () => Promise.reject(new Error('down')) })).resolves.toBe(
+      undefined,
+    );
+    await chooseRowsPath({ platformQuery: async () => [[false]] });
+    expect(rowsAsArrays()).toBe(true);
+    const q = new PgDialect().sqlToQuery(
+      sql`INSERT INTO t (a, b) ${rowsSource(
+        [
+          ['x', 1],
+          ['y', null],
+        ],
+        ['text', 'int'],
+      )}`,
+    );
+    expect(q.sql).toBe('INSERT INTO t (a, b) SELECT * FROM unnest($1::text[], $2::int[])');
+    expect(q.params).toEqual([
+      ['x', 'y'],
+      [1, null],
+    ]);
   });
 });

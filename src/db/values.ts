@@ -1,4 +1,6 @@
-import { SQL, StringChunk } from 'drizzle-orm';
+import { SQL, StringChunk, sql } from 'drizzle-orm';
+import { isCitus } from './citus.js';
+import type { Database } from './client.js';
 
 /** PostgreSQL's limit on one statement's bind parameters (the protocol counts them in 16 bits). */
 export const MAX_BIND_PARAMETERS = 65_535;
@@ -71,4 +73,47 @@ export function valuesList(rows: ReadonlyArray<ReadonlyArray<unknown>>): SQL {
   });
   chunks.push(new StringChunk(text));
   return new SQL(chunks);
+}
+
+/**
+ * How this process's multi-row statements take their rows (`rowsSource`): as a VALUES list of
+ * literals, which Citus routes to the organization's shard (see `chunked`), or, on PostgreSQL and
+ * PGlite, as one array per column read by `unnest`, which PostgreSQL parses several times faster
+ * than thousands of separate literals (a GPS batch, a schedule's visits).
+ * VALUES until `chooseRowsPath` has found the database is not Citus; once any database of the
+ * process is Citus (tests open several in one process; tenancy.ts notes it on every Citus
+ * transaction), VALUES for good: it is right everywhere, arrays only off Citus.
+ */
+let arrays = false;
+let citusSeen = false;
+
+/**
+ * Asks the database once, at start (buildApp, the worker), whether it is Citus, and chooses.
+ * A database that cannot answer now leaves the choice as it was (VALUES is right everywhere).
+ */
+export async function chooseRowsPath(database: Pick<Database, 'platformQuery'>): Promise<void> {
+  const citus = await isCitus(database).catch(() => undefined);
+  if (citus === true) noteCitus();
+  else if (citus === false) arrays = !citusSeen;
+}
+
+/** A Citus database is in use in this process: rows go as VALUES lists from now on. */
+export function noteCitus(): void {
+  citusSeen = true;
+  arrays = false;
+}
+
+/** Whether rows go as arrays (for a test that checks both ways, and the docs). */
+export const rowsAsArrays = () => arrays;
+
+/**
+ * The rows of a multi-row INSERT, or of a CTE, as this process takes them (`chooseRowsPath`):
+ * `VALUES (…), (…)` (valuesList), or `SELECT * FROM unnest($1::type[], …)` with one array per
+ * column, typed by `types` (one SQL type name per column). Both read the same after
+ * `INSERT INTO t (columns)` or as `WITH v(columns) AS (…)`. Cells are plain values (no SQL).
+ */
+export function rowsSource(rows: ReadonlyArray<ReadonlyArray<unknown>>, types: readonly string[]): SQL {
+  if (!arrays) return valuesList(rows);
+  const columns = types.map((type, c) => sql`${sql.param(rows.map((row) => row[c] ?? null))}::${sql.raw(type)}[]`);
+  return sql`SELECT * FROM unnest(${sql.join(columns, sql`, `)})`;
 }

@@ -4,6 +4,7 @@ import type { Db, Tx } from '../db/client.js';
 import { execOnPglite, poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
 import { APP_ROLE } from '../db/migrate.js';
 import { deferredTransactionOn, releaseClient, transactionOn } from '../db/pg-transaction.js';
+import { noteCitus } from '../db/values.js';
 
 /** Who is acting: a signed-in user or an API key, inside one organization. */
 export type Role = 'owner' | 'admin' | 'member';
@@ -84,6 +85,7 @@ export async function transactionAs<T>(
   try {
     const tenant = settings['app.organization_id'];
     if (tenant !== undefined && (await isCitus(parts.pool, client))) {
+      noteCitus(); // multi-row statements as VALUES lists from now on (src/db/values.ts)
       return await transactionOn(
         client,
         async () => {

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
+import { rowsAsArrays } from '../../src/db/values.js';
 import { newTenant, TEST_ENV, type TestUser } from '../harness.js';
 import { ok200, RETRY_ENV, type Receiver, startReceiver, startWorker, waitFor } from '../webhooks/helpers.js';
 import { type Catalog, catalogOf, citusPlan } from './citus-plan.js';
@@ -330,6 +331,39 @@ describe.skipIf(!CITUS_URL)('on a Citus cluster (CITUS_DATABASE_URL)', () => {
       const after = await owner.call('GET', `/api/jobs/${jobId}`);
       expect(after.json().data.invoiceId).toBeTruthy();
       expect((await other.call('GET', `/api/jobs/${jobId}`)).statusCode).toBe(404);
+    }, 120_000);
+
+    it('shows jobs on the calendar and stores GPS points, rows as VALUES lists', async () => {
+      // On Citus every multi-row statement takes its rows as a VALUES list (src/db/values.ts).
+      expect(rowsAsArrays()).toBe(false);
+      const customer = await owner.call('POST', '/api/customers', { firstName: 'Dogwood', lastName: 'Row' });
+      const customerId = customer.json().data.id as string;
+      for (const scheduledDate of ['2026-06-01', '2026-06-01', '2026-06-03']) {
+        const job = await owner.call('POST', '/api/jobs', { customerId, scheduledDate });
+        expect(job.statusCode, job.body).toBe(201);
+      }
+      const calendar = await owner.call(
+        'GET',
+        `/api/jobs/calendar?startDate=2026-06-01&endDate=2026-06-30&customerId=${customerId}`,
+      );
+      expect(calendar.statusCode, calendar.body).toBe(200);
+      const days = calendar.json().data as Array<{ date: string; jobs: Array<{ customerId: string }> }>;
+      expect(days.map((d) => [d.date, d.jobs.length])).toEqual([
+        ['2026-06-01', 2],
+        ['2026-06-03', 1],
+      ]);
+
+      const at = Date.now() - 60_000;
+      const points = [0, 1, 2].map((i) => ({
+        lat: 41.9 + i / 1000,
+        lng: -87.6,
+        recordedAt: new Date(at + i * 1000).toISOString(),
+      }));
+      const posted = await owner.call('POST', '/api/crew-tracking/locations', { points });
+      expect(posted.statusCode, posted.body).toBe(201);
+      expect(posted.json().data).toEqual({ accepted: 3, duplicates: 0 });
+      const again = await owner.call('POST', '/api/crew-tracking/locations', { points });
+      expect(again.json().data).toEqual({ accepted: 0, duplicates: 3 });
     }, 120_000);
   });
 });

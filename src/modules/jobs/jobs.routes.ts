@@ -96,8 +96,11 @@ export default async function jobRoutes(fastify: FastifyInstance, { flows }: { f
         response: { 200: CalendarResponse },
       },
     },
-    async (request) => {
-      return { data: await inRequestTenant(database.db, request, (ctx) => jobCalendar(ctx, request.query)) };
+    async (request, reply) => {
+      const days = await inRequestTenant(database.db, request, (ctx) => jobCalendar(ctx, request.query));
+      // Already JSON (jobCalendar: PostgreSQL writes each job): a string with its type is sent as it
+      // is, not through the serializer; the type provider only knows the schema's object form.
+      return reply.type('application/json; charset=utf-8').send(`{"data":${days}}` as never);
     },
   );
 

@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
-import { chunked, valuesList } from '../../../db/values.js';
+import { chunked, rowsSource } from '../../../db/values.js';
 import { emitMany } from '../../../platform/events/outbox.js';
 import { newId } from '../../../platform/ids.js';
 import { take } from '../../../platform/state-machine.js';
@@ -135,8 +135,8 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
   for (const p of plans) for (const d of p.dates) occurrences.push([p.scheduleId, d, newId('job')]);
   if (occurrences.length === 0) return 0;
   let made = 0;
-  // The occurrences as a VALUES list (src/db/values.ts), in chunks below the parameter limit:
-  // Citus refuses an INSERT … SELECT from array parameters under row-level security.
+  // The occurrences as rows of src/db/values.ts (a VALUES list on Citus, arrays elsewhere), in
+  // chunks below the parameter limit.
   for (const chunk of chunked(occurrences, 3, 16)) made += await makeVisitsOf(ctx, chunk, timezone);
   return made;
 }
@@ -153,7 +153,7 @@ async function makeVisitsOf(ctx: Ctx, occurrences: unknown[][], timezone: string
   const made = rowsOf<Record<string, unknown>>(
     await ctx.tx.execute(sql`
       -- Plain literals, cast once here: a cast written in every row is parsed row by row.
-      WITH v(schedule_id, d, id) AS (${valuesList(occurrences)}),
+      WITH v(schedule_id, d, id) AS (${rowsSource(occurrences, ['text', 'text', 'text'])}),
       o AS (SELECT v.schedule_id, v.d::date AS d, v.id FROM v),
       ins AS (
         INSERT INTO jobs (id, organization_id, status, scheduled_date, schedule_id, occurrence_date,
