@@ -1,10 +1,10 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSyncDeps } from '../../src/modules/quickbooks/quickbooks.deps.js';
-import { feedJobs } from '../../src/modules/quickbooks/quickbooks.feed.js';
 import { syncJobs } from '../../src/modules/quickbooks/quickbooks.sync.js';
 import { addDays, today } from '../../src/platform/dates.js';
 import type { TestUser } from '../harness.js';
+import { feedAll } from '../quickbooks/feed-all.js';
 import { type QboStandIn, startQboStandIn } from '../quickbooks/quickbooks-stand-in.js';
 import {
   type ConsoleServer,
@@ -116,7 +116,7 @@ describe('web console: books', () => {
     let clock = Date.now();
     const settle = async () => {
       for (let i = 0; i < 40; i++) {
-        await feedJobs(server.h.database);
+        await feedAll(server.h);
         clock += 3_600_000;
         const done = await syncJobs(server.h.database, deps, { now: new Date(clock) });
         const { pending } = (await owner.call('GET', '/api/integrations/quickbooks')).json().data;

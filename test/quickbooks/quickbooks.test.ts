@@ -4,13 +4,13 @@ import { loadConfig } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
 import { quickbooksConnections, quickbooksSyncJobs } from '../../src/db/schema/index.js';
 import { makeSyncDeps, type SyncDeps } from '../../src/modules/quickbooks/quickbooks.deps.js';
-import { feedJobs } from '../../src/modules/quickbooks/quickbooks.feed.js';
 import { itemName } from '../../src/modules/quickbooks/quickbooks.items.js';
 import { MAX_ATTEMPTS } from '../../src/modules/quickbooks/quickbooks.jobs.js';
 import { readState, signState } from '../../src/modules/quickbooks/quickbooks.oauth.js';
 import { syncJobs } from '../../src/modules/quickbooks/quickbooks.sync.js';
 import { SecretBox } from '../../src/platform/secrets.js';
 import { addMember, createHarness, type Harness, newTenant, TEST_ENV, type TestUser } from '../harness.js';
+import { feedAll } from './feed-all.js';
 import { type QboStandIn, startQboStandIn } from './quickbooks-stand-in.js';
 
 /*
@@ -47,30 +47,10 @@ beforeEach(() => {
   qbo.failEvery = 0;
 });
 
-/**
- * Feed passes until every connected organization's place is at its last event. The feed reads
- * only events of transactions older than every transaction still running (on a shared
- * PostgreSQL, another client's open transaction holds it back a moment), so it may take a few.
- */
-async function feedAll() {
-  for (let i = 0; i < 1_000; i++) {
-    await feedJobs(h.database);
-    const [behind] = rowsOf<{ n: number | string }>(
-      await h.admin.db.execute(sql`
-        SELECT count(*) AS n FROM quickbooks_connections c
-        WHERE c.status = 'connected' AND EXISTS (SELECT 1 FROM events e
-          WHERE e.organization_id = c.organization_id AND (e.tx, e.id) > (c.feed_tx, c.feed_event_id))`),
-    );
-    if (Number(behind?.n) === 0) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('the feed did not catch up');
-}
-
 /** Feed and sync passes until nothing is due (bounded). */
 async function syncAll(passes = 60) {
   for (let i = 0; i < passes; i++) {
-    await feedAll();
+    await feedAll(h);
     const synced = await syncJobs(h.database, deps, { now: later() });
     if (synced === 0) return;
   }
@@ -387,9 +367,9 @@ describe('syncing', () => {
   it('two workers syncing the same records at once: each record is written by one', async () => {
     const { owner, realm } = await connected();
     for (let i = 0; i < 5; i++) await customer(owner, `Twin${i}`);
-    await feedAll();
+    await feedAll(h);
     await h.admin.db.execute(sql`UPDATE quickbooks_connections SET feed_tx = 0, feed_event_id = ''`);
-    await feedAll(); // a second feed over the same events makes nothing twice
+    await feedAll(h); // a second feed over the same events makes nothing twice
     const jobs = await h.admin.db
       .select()
       .from(quickbooksSyncJobs)
@@ -413,7 +393,7 @@ describe('syncing', () => {
     qbo.expireAccessTokens();
     const refreshesBefore = qbo.tokenCalls.filter((t) => t.grantType === 'refresh_token').length;
     for (let i = 0; i < 4; i++) await customer(owner, `Pair${i}`);
-    await feedAll();
+    await feedAll(h);
     const now = later();
     await Promise.all([
       syncJobs(h.database, deps, { now, limit: 2 }),
@@ -552,7 +532,7 @@ describe('the realm’s limits, across workers', () => {
     const b = makeSyncDeps(h.config, h.database, limits);
     const { owner, realm } = await connected();
     for (let i = 0; i < 8; i++) await customer(owner, `Paced${i}`);
-    await feedAll();
+    await feedAll(h);
     const toRealm = () => qbo.v3Requests.filter((r) => r.path.startsWith(`/v3/company/${realm}/`)).length;
 
     // the slots: whichever worker claims first takes both, the other finds none left
@@ -575,7 +555,7 @@ describe('the realm’s limits, across workers', () => {
     // a 429 told to one worker holds the other too
     const other = await connected();
     await customer(other.owner, 'Told');
-    await feedAll();
+    await feedAll(h);
     qbo.script.push({ status: 429, retryAfter: '30' });
     await syncJobs(h.database, a, { now: later() });
     const asked = qbo.v3Requests.length;
