@@ -14,7 +14,9 @@ const OUT_ENV = 'BENCH_PART_OUT';
  * down the next one's service or baseline: a part measures the same alone or in the full run.
  */
 function runInChild(name: string, out: string): string {
-  const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1, 2)], {
+  // --expose-gc: parts that show memory as flat read the live heap after a full collection
+  // (ledger-journal); without it their heap columns are n/a.
+  const child = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', ...process.argv.slice(1, 2)], {
     stdio: 'inherit',
     env: { ...process.env, [PART_ENV]: name, [OUT_ENV]: out },
   });

@@ -122,7 +122,7 @@ export const ledgerJournalBench: BenchPart = {
     return [
       '## Ledger: journal export',
       '',
-      `${fmt(ENTRIES * 2)} ledger lines (${fmt(ENTRIES)} entries) through \`GET /api/ledger/journal\` over HTTP, each format after one warm-up; the ratio asked is ≥ 0.3 of COPY (issue 46). Live heap rise: the peak heapUsed after a full collection every 64 chunks, above the level before the download, at 100,000 lines and at 10,000 (flat: about the same; needs \`NODE_OPTIONS=--expose-gc\`, else n/a), and the live heap at the start, middle and end of the 100,000-line download (flat: the same three).`,
+      `${fmt(ENTRIES * 2)} ledger lines (${fmt(ENTRIES)} entries) through \`GET /api/ledger/journal\` over HTTP, each format after one warm-up; the ratio asked is ≥ 0.3 of COPY (issue 46). Live heap rise: the peak heapUsed after a full collection every 64 chunks, above the level before the download, at 100,000 lines and at 10,000 (flat: about the same; each part runs with \`--expose-gc\`, bench/run.ts), and the live heap at the start, middle and end of the 100,000-line download (flat: the same three).`,
       '',
       '| format | lines/s | × COPY | MB | live heap rise MB (100k lines) | live heap rise MB (10k lines) | live heap MB start / middle / end (100k lines) |',
       '|---|---:|---:|---:|---:|---:|---:|',
