@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../../db/client.js';
 import { jobs } from '../../../db/schema/index.js';
-import { chunked, rowsSource } from '../../../db/values.js';
+import { chunked, literal, rowsAsArrays, rowsSource, valuesList } from '../../../db/values.js';
 import { emitMany } from '../../../platform/events/outbox.js';
 import { newId } from '../../../platform/ids.js';
 import { take } from '../../../platform/state-machine.js';
@@ -142,6 +143,7 @@ export async function makeVisits(ctx: Ctx, plans: VisitPlan[], timezone: string)
 }
 
 async function makeVisitsOf(ctx: Ctx, occurrences: unknown[][], timezone: string): Promise<number> {
+  if (!rowsAsArrays()) return makeVisitsRouted(ctx, occurrences, timezone);
   const scheduleIds = [...new Set(occurrences.map((o) => o[0] as string))];
   const now = new Date().toISOString();
   const copy = visitFieldsFromSchedule(sql`o.d`, timezone);
@@ -183,6 +185,11 @@ async function makeVisitsOf(ctx: Ctx, occurrences: unknown[][], timezone: string
       )})
       SELECT * FROM ins`),
   );
+  return emitCreated(ctx, made);
+}
+
+/** job.created for each visit just made (its `RETURNING *` row), by date. */
+async function emitCreated(ctx: Ctx, made: Array<Record<string, unknown>>): Promise<number> {
   if (made.length === 0) return 0;
   const rows = made.map(jobRowOf).sort(byDate);
   await emitMany(
@@ -191,6 +198,124 @@ async function makeVisitsOf(ctx: Ctx, occurrences: unknown[][], timezone: string
     rows.map((r) => ({ jobId: r.id, job: jobView(r) })),
   );
   return made.length;
+}
+
+/*
+ * The same writes in the form Citus routes to the organization's shard (the VALUES path of
+ * src/db/values.ts: `rowsAsArrays()` is false on Citus). Citus plans an INSERT … SELECT that it
+ * cannot push down (here: rows from a VALUES list or from another CTE's RETURNING) on the
+ * coordinator and copies the rows into the shard, and that COPY is refused under row-level
+ * security (500 "COPY FROM not supported with row-level security"). So the rows are read first
+ * (a SELECT naming the organization, routed), then written by plain multi-row INSERT … VALUES
+ * statements, and each statement that changes visits returns their ids for the activity rows,
+ * which follow as VALUES. A few statements instead of one; PostgreSQL and PGlite keep the one.
+ */
+
+/** Activity rows of visits as one INSERT … VALUES per chunk. */
+async function insertActivity(
+  ctx: Ctx,
+  rows: Array<{ id?: string; jobId: string; message: string }>,
+  type: string,
+  now: string,
+): Promise<void> {
+  const actor = actorOf(ctx);
+  const values = rows.map((r) => [r.id ?? newId('jac'), ctx.organizationId, r.jobId, type, r.message, actor, now]);
+  for (const chunk of chunked(values, 7)) {
+    await ctx.tx.execute(
+      sql`INSERT INTO job_activity (id, organization_id, job_id, type, message, actor_id, created_at) ${valuesList(chunk)}`,
+    );
+  }
+}
+
+/** Checklist rows (`jci_…` ids as the one-statement path makes them) as INSERT … VALUES per chunk. */
+async function insertChecklists(ctx: Ctx, rows: Array<{ id: string; jobId: string; position: number; text: string }>) {
+  const values = rows.map((r) => [r.id, ctx.organizationId, r.jobId, r.position, r.text]);
+  for (const chunk of chunked(values, 5)) {
+    await ctx.tx.execute(
+      sql`INSERT INTO job_checklist_items (id, organization_id, job_id, position, text) ${valuesList(chunk)}`,
+    );
+  }
+}
+
+/** `makeVisitsOf` on Citus: the visits' fields read (one SELECT), then written as VALUES. */
+async function makeVisitsRouted(ctx: Ctx, occurrences: unknown[][], timezone: string): Promise<number> {
+  const scheduleIds = [...new Set(occurrences.map((o) => o[0] as string))];
+  const now = new Date().toISOString();
+  const copy = visitFieldsFromSchedule(sql`o.d`, timezone);
+  // Each copied field as its text, which INSERT … VALUES reads back as the column's type.
+  const fields = sql.join(
+    copy.map(([column, value]) => sql`(${value})::text AS ${sql.identifier(column)}`),
+    sql`, `,
+  );
+  const planned = rowsOf<
+    Record<string, string | null> & { id: string; schedule_id: string; d: string; checklist: string[] }
+  >(
+    await ctx.tx.execute(sql`
+      SELECT o.id, s.id AS schedule_id, o.d::text AS d, s.checklist, ${fields}
+      FROM (SELECT v.schedule_id, v.d::date AS d, v.id FROM (${valuesList(occurrences)}) AS v(schedule_id, d, id)) o
+      JOIN ${schedulesFor(ctx.organizationId, sql`s.id = ANY(${sql.param(scheduleIds)}::text[])`)} s ON s.id = o.schedule_id
+      WHERE NOT EXISTS (
+        SELECT 1 FROM job_schedule_skips k
+        WHERE k.organization_id = s.organization_id AND k.schedule_id = o.schedule_id AND k.occurrence_date = o.d)`),
+  );
+  if (planned.length === 0) return 0;
+  const names = [
+    'id',
+    'organization_id',
+    'status',
+    'scheduled_date',
+    'schedule_id',
+    'occurrence_date',
+    'created_at',
+    'updated_at',
+  ];
+  const columns = sql.raw([...names, ...copy.map(([c]) => c)].join(', '));
+  const rows = planned.map((p) => [
+    p.id,
+    ctx.organizationId,
+    SCHEDULED,
+    p.d,
+    p.schedule_id,
+    p.d,
+    now,
+    now,
+    ...copy.map(([c]) => p[c] ?? null),
+  ]);
+  const made: Array<Record<string, unknown>> = [];
+  for (const chunk of chunked(rows, names.length + copy.length)) {
+    made.push(
+      ...rowsOf<Record<string, unknown>>(
+        await ctx.tx.execute(sql`INSERT INTO jobs (${columns}) ${valuesList(chunk)}
+          ON CONFLICT (organization_id, schedule_id, occurrence_date) DO NOTHING
+          RETURNING *`),
+      ),
+    );
+  }
+  if (made.length === 0) return 0;
+  const byId = new Map(planned.map((p) => [p.id, p]));
+  const visits = made.map((m) => byId.get(m.id as string) as (typeof planned)[number]);
+  await insertChecklists(
+    ctx,
+    visits.flatMap((v) =>
+      v.checklist.map((text, i) => ({
+        id: `jci_${v.id.slice(4)}${String(i + 1).padStart(3, '0')}`,
+        jobId: v.id,
+        position: i,
+        text,
+      })),
+    ),
+  );
+  await insertActivity(
+    ctx,
+    visits.map((v) => ({
+      id: `jac_${v.id.slice(4)}`,
+      jobId: v.id,
+      message: `Visit scheduled for ${v.d} by schedule ${v.schedule_id}`,
+    })),
+    'created',
+    now,
+  );
+  return emitCreated(ctx, made);
 }
 
 /**
@@ -215,16 +340,31 @@ export async function rewriteVisits(
   );
   const now = new Date().toISOString();
   const changed = new Set<string>();
-  const updated = rowsOf<{ id: string }>(
-    await ctx.tx.execute(sql`
-      WITH upd AS (
-        UPDATE jobs j SET (${targets}, updated_at) = (SELECT ${values}, ${now}::timestamptz)
+  const message = `Changed by its schedule ${scheduleId}`;
+  const update = sql`UPDATE jobs j SET (${targets}, updated_at) = (SELECT ${values}, ${now}::timestamptz)
         FROM ${schedulesFor(ctx.organizationId, sql`s.id = ${scheduleId}`)} s
         WHERE j.organization_id = ${ctx.organizationId} AND j.schedule_id = s.id AND ${editableVisit(today)}
           AND ROW(${columns}) IS DISTINCT FROM ROW(${values})
-        RETURNING j.id
-      ),
-      activity AS (${activityOf(ctx, 'upd', 'updated', sql`${`Changed by its schedule ${scheduleId}`}`, now)})
+        RETURNING j.id`;
+  if (!rowsAsArrays()) {
+    // Citus: the new fields read, then written from a VALUES list, then the activity rows as
+    // VALUES (see makeVisitsRouted). Citus refuses the UPDATE above, whose starts_at is a CASE
+    // over a STABLE cast of a column ("non-IMMUTABLE functions are not allowed in CASE").
+    const updated = await rewriteFieldsRouted(ctx, scheduleId, today, timezone, now);
+    await insertActivity(
+      ctx,
+      updated.map((r) => ({ jobId: r.id, message })),
+      'updated',
+      now,
+    );
+    for (const r of updated) changed.add(r.id);
+    if (checklist) for (const id of await replaceChecklistsRouted(ctx, scheduleId, today)) changed.add(id);
+    return changed;
+  }
+  const updated = rowsOf<{ id: string }>(
+    await ctx.tx.execute(sql`
+      WITH upd AS (${update}),
+      activity AS (${activityOf(ctx, 'upd', 'updated', sql`${message}`, now)})
       SELECT id FROM upd`),
   );
   for (const r of updated) changed.add(r.id);
@@ -254,6 +394,85 @@ export async function rewriteVisits(
   return changed;
 }
 
+/** Each jobs column's SQL type by name (a VALUES list's text cast back to it). */
+const JOB_TYPES = new Map(JOB_COLUMNS.map(([, column]) => [column.name, column.getSQLType()]));
+
+/**
+ * `rewriteVisits`' fields on Citus: the editable visits whose copied fields differ, read with
+ * the new fields as text, then one UPDATE per chunk from their VALUES list, cast back to each
+ * column's type (the visit still editable when written). Returns the ids written.
+ */
+async function rewriteFieldsRouted(
+  ctx: Ctx,
+  scheduleId: string,
+  today: string,
+  timezone: string,
+  now: string,
+): Promise<Array<{ id: string }>> {
+  const copy = visitFieldsFromSchedule(sql`j.scheduled_date`, timezone);
+  const names = copy.map(([c]) => c);
+  const current = sql.raw(names.map((c) => `j.${c}`).join(', '));
+  const values = copy.map(([, v]) => v);
+  const planned = rowsOf<Record<string, string | null> & { id: string }>(
+    await ctx.tx.execute(sql`
+      SELECT j.id, ${sql.join(
+        copy.map(([c, v]) => sql`(${v})::text AS ${sql.identifier(c)}`),
+        sql`, `,
+      )}
+      FROM jobs j JOIN ${schedulesFor(ctx.organizationId, sql`s.id = ${scheduleId}`)} s ON s.id = j.schedule_id
+      WHERE j.organization_id = ${ctx.organizationId} AND ${editableVisit(today)}
+        AND ROW(${current}) IS DISTINCT FROM ROW(${sql.join(values, sql`, `)})`),
+  );
+  // Each cell a typed literal ('…'::timestamptz), a constant once parsed: Citus refuses a STABLE
+  // cast applied to a column in an UPDATE ("STABLE functions used in UPDATE queries cannot be
+  // called with column references"), which v.starts_at::timestamptz would be.
+  const typed = (p: Record<string, string | null>, c: string) =>
+    sql.raw(`${literal(p[c] ?? null)}::${JOB_TYPES.get(c)}`);
+  const set = sql.raw(names.map((c) => `${c} = v.${c}`).join(', '));
+  const written: Array<{ id: string }> = [];
+  for (const chunk of chunked(planned, names.length + 1)) {
+    written.push(
+      ...rowsOf<{ id: string }>(
+        await ctx.tx.execute(sql`
+          UPDATE jobs j SET ${set}, updated_at = ${now}::timestamptz
+          FROM (${valuesList(chunk.map((p) => [p.id, ...names.map((c) => typed(p, c))]))}) AS v(id, ${sql.raw(names.join(', '))})
+          WHERE j.organization_id = ${ctx.organizationId} AND j.schedule_id = ${scheduleId} AND j.id = v.id
+            AND ${editableVisit(today)}
+          RETURNING j.id`),
+      ),
+    );
+  }
+  return written;
+}
+
+/**
+ * `rewriteVisits`' checklists on Citus: the visits whose checklist differs (none ticked) read
+ * with the schedule's, their items deleted, the new ones inserted as VALUES. Returns their ids.
+ */
+async function replaceChecklistsRouted(ctx: Ctx, scheduleId: string, today: string): Promise<string[]> {
+  const targets = rowsOf<{ id: string; checklist: string[] }>(
+    await ctx.tx.execute(sql`
+      SELECT j.id, s.checklist FROM jobs j
+      JOIN job_schedules s ON s.organization_id = j.organization_id AND s.id = j.schedule_id
+      WHERE j.organization_id = ${ctx.organizationId} AND j.schedule_id = ${scheduleId} AND ${editableVisit(today)}
+        AND NOT EXISTS (SELECT 1 FROM job_checklist_items c
+          WHERE c.organization_id = j.organization_id AND c.job_id = j.id AND c.completed)
+        AND ARRAY(SELECT c.text FROM job_checklist_items c
+          WHERE c.organization_id = j.organization_id AND c.job_id = j.id ORDER BY c.position) IS DISTINCT FROM s.checklist`),
+  );
+  if (targets.length === 0) return [];
+  const ids = targets.map((t) => t.id);
+  await ctx.tx.execute(sql`DELETE FROM job_checklist_items
+    WHERE organization_id = ${ctx.organizationId} AND job_id = ANY(${sql.param(ids)}::text[])`);
+  await insertChecklists(
+    ctx,
+    targets.flatMap((t) =>
+      t.checklist.map((text, i) => ({ id: `jci_${randomUUID().replaceAll('-', '')}`, jobId: t.id, position: i, text })),
+    ),
+  );
+  return ids;
+}
+
 /**
  * Cancels the editable visits of `scheduleId` that `drop` selects (over `j`), in one
  * statement, emitting job.cancelled and job.status_changed for each. A removed
@@ -266,17 +485,29 @@ export async function rewriteVisits(
  */
 export async function removeVisits(ctx: Ctx, scheduleId: string, today: string, drop: SQL): Promise<number> {
   const now = new Date().toISOString();
-  const removed = rowsOf<{ id: string }>(
-    await ctx.tx.execute(sql`
-      WITH gone AS (
-        UPDATE jobs j SET status = ${CANCELED}, occurrence_date = NULL, updated_at = ${now}::timestamptz
+  const message = `Canceled by its schedule ${scheduleId}`;
+  const cancel = sql`UPDATE jobs j SET status = ${CANCELED}, occurrence_date = NULL, updated_at = ${now}::timestamptz
         WHERE j.organization_id = ${ctx.organizationId} AND j.schedule_id = ${scheduleId}
           AND ${editableVisit(today)} AND (${drop})
-        RETURNING j.id
-      ),
-      activity AS (${activityOf(ctx, 'gone', 'status_changed', sql`${`Canceled by its schedule ${scheduleId}`}`, now)})
-      SELECT id FROM gone`),
-  );
+        RETURNING j.id`;
+  let removed: Array<{ id: string }>;
+  if (!rowsAsArrays()) {
+    // Citus: the UPDATE alone, then its activity rows as VALUES (see makeVisitsRouted).
+    removed = rowsOf<{ id: string }>(await ctx.tx.execute(cancel));
+    await insertActivity(
+      ctx,
+      removed.map((r) => ({ jobId: r.id, message })),
+      'status_changed',
+      now,
+    );
+  } else {
+    removed = rowsOf<{ id: string }>(
+      await ctx.tx.execute(sql`
+        WITH gone AS (${cancel}),
+        activity AS (${activityOf(ctx, 'gone', 'status_changed', sql`${message}`, now)})
+        SELECT id FROM gone`),
+    );
+  }
   if (removed.length === 0) return 0;
   const rows = await visitRows(ctx, removed);
   const data = rows.map((r) => ({
