@@ -28,6 +28,10 @@ const PROCESS_TESTS = [
   'test/webhooks/faults.test.ts',
   // Mocks a module (pdfkit): needs a module graph of its own.
   'test/mail/mail-worker.test.ts',
+  // Sends rows as on Citus for good (noteCitus) and imports the schedules suite again: both need a
+  // module graph of its own (shared, the suite's module is already loaded and the other files
+  // would take the Citus form too).
+  'test/jobs/schedules-values-path.test.ts',
   // Measures its heap with forced collections: a heap of its own, not one holding every module
   // and what earlier files left (collecting that made the file twice as slow).
   'test/exports/memory.test.ts',

@@ -7,7 +7,8 @@ import { noteCitus, rowsAsArrays } from '../../src/db/values.js';
  * organization's shard: `makeVisitsRouted` and its siblings in schedules.visits.ts). On PGlite and
  * PostgreSQL, so the Citus form is held to every expectation of the one-statement form, which
  * schedules.test.ts checks; test/platform/citus.test.ts runs a schedule on the cluster itself.
- * noteCitus() runs before any test of the imported suite (its harness is built in beforeAll).
+ * noteCitus() runs before any test of the imported suite (its harness is built in beforeAll); the
+ * file runs with the process files (vitest.config.ts), in a module graph of its own.
  */
 noteCitus();
 

@@ -234,6 +234,16 @@ describe.skipIf(!CITUS_URL)('on a Citus cluster (CITUS_DATABASE_URL)', () => {
       });
       expect(byKey?.statusCode, byKey?.body).toBe(200);
 
+      // A booking slug likewise (secret_lookups, kind booking_slug): unique across organizations,
+      // the public form found through it; an unknown slug is a 404.
+      const slug = `citus-${randomBytes(3).toString('hex')}`;
+      const set = await owner.call('PATCH', '/api/settings', { bookingSlug: slug });
+      expect(set.statusCode, set.body).toBe(200);
+      expect((await other.call('PATCH', '/api/settings', { bookingSlug: slug })).statusCode).toBe(409);
+      const form = await app?.inject({ method: 'GET', url: `/api/public/${slug}/challenge` });
+      expect(form?.statusCode, form?.body).toBe(200);
+      expect((await app?.inject({ method: 'GET', url: '/api/public/no-such-form/challenge' }))?.statusCode).toBe(404);
+
       // Another organization's id is a 404, on Citus as on PostgreSQL.
       expect((await other.call('GET', `/api/customers/${customerId}`)).statusCode).toBe(404);
       expect((await other.call('GET', `/api/invoices/${invoiceId}`)).statusCode).toBe(404);
