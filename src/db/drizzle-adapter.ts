@@ -6,9 +6,10 @@ import {
   NodePgTransaction,
 } from 'drizzle-orm/node-postgres';
 import type { PgDialect } from 'drizzle-orm/pg-core';
-import { PgliteSession } from 'drizzle-orm/pglite';
+import { PgliteSession, PgliteTransaction } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import type { Db, Schema, Tx } from './client.js';
+import { PgliteClient, type PgliteTx } from './pglite-client.js';
 import * as schema from './schema/index.js';
 
 /*
@@ -19,9 +20,11 @@ import * as schema from './schema/index.js';
  *  - `ownedClientTransaction`: a Pool transaction whose client is always released,
  *    even when BEGIN fails (drizzle-orm 0.45 leaks it: a few outages exhaust the pool);
  *  - `arrayRows`: one statement on a transaction's own connection, rows as arrays, for a
- *    large read where Drizzle's per-column mapping costs more than the query (the jobs calendar).
+ *    large read where Drizzle's per-column mapping costs more than the query (the jobs calendar);
+ *  - `pgliteTransaction`: on PGlite, a transaction whose settings travel with its first
+ *    statement (src/db/pglite-client.ts), with Drizzle's transaction bound to it.
  * What they rely on (a NodePgSession's or PgliteSession's `client`, `dialect`, `schema`, `options`
- * fields and the NodePgSession/NodePgTransaction constructors) is not public API:
+ * fields and the NodePgSession/NodePgTransaction/PgliteSession/PgliteTransaction constructors) is not public API:
  * test/platform/drizzle-adapter.test.ts fails loudly when an upgrade changes it.
  */
 
@@ -115,4 +118,32 @@ export async function execOnPglite(tx: Tx, text: string): Promise<boolean> {
   if (!(session instanceof PgliteSession)) return false;
   await (session as unknown as { client: { exec(text: string): Promise<unknown> } }).client.exec(text);
   return true;
+}
+
+/**
+ * On PGlite through a PgliteClient (src/db/client.ts): `fn` in one transaction whose BEGIN and
+ * `settings` (simple-protocol statements) go with its first statement, as one call into the
+ * engine; Drizzle's transaction is bound to it as its own `transaction` would bind it. Answers
+ * undefined, running nothing, for any other handle.
+ */
+export function pgliteTransaction<T>(db: Db, settings: string, fn: (tx: Tx) => Promise<T>): Promise<T> | undefined {
+  const session: unknown = db._.session;
+  if (!(session instanceof PgliteSession)) return undefined;
+  const internals = session as unknown as {
+    client: unknown;
+    dialect: PgDialect;
+    schema: PoolTransactionParts['schema'];
+    options: ConstructorParameters<typeof PgliteSession>[3];
+  };
+  const client = internals.client;
+  if (!(client instanceof PgliteClient)) return undefined;
+  return client.transaction((txClient: PgliteTx) => {
+    const txSession = new PgliteSession(
+      txClient as unknown as ConstructorParameters<typeof PgliteSession>[0],
+      internals.dialect,
+      internals.schema,
+      internals.options,
+    );
+    return fn(new PgliteTransaction(internals.dialect, txSession, internals.schema) as unknown as Tx);
+  }, settings);
 }

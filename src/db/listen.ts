@@ -16,8 +16,9 @@ export async function listenOn(
   onNotify: () => void,
   onConnectFailed: (err: unknown) => void = () => {},
 ): Promise<() => Promise<void>> {
-  if (database.pglite) {
-    const unlisten = await database.pglite.listen(channel, onNotify);
+  if (database.pgliteClient) {
+    // Through the client Drizzle runs on: a NOTIFY committed through it arrives in its answers.
+    const unlisten = await database.pgliteClient.listen(channel, onNotify);
     return async () => {
       await unlisten().catch(() => {});
     };

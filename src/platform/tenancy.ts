@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db, Tx } from '../db/client.js';
-import { execOnPglite, poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
+import { execOnPglite, pgliteTransaction, poolTransactionParts, transactionOnClient } from '../db/drizzle-adapter.js';
 import { APP_ROLE } from '../db/migrate.js';
 import { deferredTransactionOn, releaseClient, transactionOn } from '../db/pg-transaction.js';
 import { noteCitus } from '../db/values.js';
@@ -74,7 +74,10 @@ export async function transactionAs<T>(
     .join(', ');
   const parts = poolTransactionParts(db);
   if (!parts) {
-    // PGlite: one transaction at a time in this process; the settings as one simple-protocol call.
+    // PGlite: one transaction at a time in this process; BEGIN and the settings go with the
+    // first statement, in the same call into the engine (src/db/pglite-client.ts).
+    const lite = pgliteTransaction(db, `SELECT ${assignments}`, fn);
+    if (lite) return lite;
     return db.transaction(async (tx) => {
       const text = `SELECT ${assignments}`;
       if (!(await execOnPglite(tx, text))) await tx.execute(sql.raw(text));
