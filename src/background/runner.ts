@@ -30,6 +30,9 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/** How long the first round waits for one task's first run before starting the next task's. */
+const FIRST_ROUND_WAIT_MS = 200;
+
 /** Backoff after consecutive failures of a task: 0.5 s doubling up to 10 s (never sooner than its interval). */
 const BACKOFF_START_MS = 500;
 const BACKOFF_MAX_MS = 10_000;
@@ -112,8 +115,15 @@ export function startTasks(
     running.set(task.name, p);
   };
 
+  // The first round runs one task after another, not every task at once: on the embedded
+  // database (one connection, one statement at a time) two dozen first batches queued together
+  // held the first requests after start-up, /readyz's check included, behind all of them (seconds
+  // on a loaded machine); now a request waits at most for the one batch running. A first run that
+  // takes longer than FIRST_ROUND_WAIT_MS (a delivery waiting on a slow receiver) does not hold the
+  // next task's. After its first run each task keeps its own schedule as before.
   void (async () => {
     for (const task of tasks) {
+      if (stopped) return;
       if (task.start) {
         try {
           stops.push(await task.start(ctx));
@@ -121,7 +131,15 @@ export function startTasks(
           base.log.warn({ err, task: task.name }, 'worker task setup failed; polling only');
         }
       }
-      schedule(task, 0);
+      tick(task);
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([
+        running.get(task.name),
+        new Promise((resolve) => {
+          waited = setTimeout(resolve, FIRST_ROUND_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(waited);
     }
   })();
 

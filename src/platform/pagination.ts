@@ -70,13 +70,17 @@ export function setPageHeaders(
   result: { hasMore: boolean; total?: number | undefined; lastId?: string | undefined },
 ): void {
   if (result.total !== undefined) reply.header('X-Total-Count', String(result.total));
+  // The URL is parsed once; each link copies only its query (a URL parse per link was 2-3 % of a
+  // page request's CPU in the customers bench). Same text as before: pathname as the URL parser
+  // normalizes it, the query serialized by URLSearchParams.
   const base = new URL(request.url, 'http://placeholder');
+  const kept = new URLSearchParams(base.searchParams);
+  for (const k of ['page', 'startingAfter', 'limit']) kept.delete(k);
   const link = (rel: string, set: Record<string, string>) => {
-    const url = new URL(base);
-    for (const k of ['page', 'startingAfter', 'limit']) url.searchParams.delete(k);
-    for (const [k, v] of Object.entries(set)) url.searchParams.set(k, v);
-    url.searchParams.set('limit', String(page.limit));
-    return `<${url.pathname}${url.search}>; rel="${rel}"`;
+    const params = new URLSearchParams(kept);
+    for (const [k, v] of Object.entries(set)) params.set(k, v);
+    params.set('limit', String(page.limit));
+    return `<${base.pathname}?${params}>; rel="${rel}"`;
   };
   const links = [link('first', { page: '1' })];
   if (page.startingAfter === undefined && page.page > 1) links.push(link('prev', { page: String(page.page - 1) }));

@@ -1,4 +1,6 @@
-import { addMonths, format } from 'date-fns';
+// Per-function entry points, not the package root (all of date-fns at start): src/platform/dates.ts.
+import { addMonths } from 'date-fns/addMonths';
+import { format } from 'date-fns/format';
 import { and, eq } from 'drizzle-orm';
 import { invoiceBillingKeys } from '../../db/schema/index.js';
 import { addDays, isDateOnly } from '../../platform/dates.js';

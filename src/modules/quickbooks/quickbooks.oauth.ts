@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import OAuthClient from 'intuit-oauth';
+import { createRequire } from 'node:module';
+import type OAuthClientClass from 'intuit-oauth';
 import type { Config } from '../../config.js';
 import { AppError, invalidState } from '../../platform/errors.js';
 
@@ -23,14 +24,32 @@ export function redirectUri(config: Config): string {
   return `${config.baseUrl}/api/integrations/quickbooks/callback`;
 }
 
+/**
+ * intuit-oauth (a CommonJS package), loaded with the first QuickBooks call: importing it (axios
+ * and its own dependencies) cost about 0.35 s of CPU at every start, before /readyz, for an
+ * integration most organizations never connect. A synchronous require keeps these functions as
+ * they were.
+ */
+let loaded: typeof OAuthClientClass | undefined;
+function intuitOAuth(): typeof OAuthClientClass {
+  if (!loaded) {
+    loaded = createRequire(import.meta.url)('intuit-oauth') as typeof OAuthClientClass;
+    // The client's own retries (1 s, 2 s, 4 s on 429/5xx) would hold a request or a sync worker;
+    // a failed exchange answers at once and the sync's own backoff retries a failed refresh.
+    loaded.retryConfig.maxRetries = 0;
+  }
+  return loaded;
+}
+
 /** The app's client, or 409 when the keys are not configured. */
-export function oauthClient(config: Config): OAuthClient {
+export function oauthClient(config: Config): OAuthClientClass {
   const { clientId, clientSecret, oauthBase } = config.quickbooks;
   if (!clientId || !clientSecret) {
     throw invalidState(
       'QuickBooks is not configured on this server: set QUICKBOOKS_CLIENT_ID and QUICKBOOKS_CLIENT_SECRET (the app’s keys from developer.intuit.com)',
     );
   }
+  const OAuthClient = intuitOAuth();
   const client = new OAuthClient({
     clientId,
     clientSecret,
@@ -46,9 +65,6 @@ export function oauthClient(config: Config): OAuthClient {
   });
   return client;
 }
-// The client's own retries (1 s, 2 s, 4 s on 429/5xx) would hold a request or a sync worker;
-// a failed exchange answers at once and the sync's own backoff retries a failed refresh.
-OAuthClient.retryConfig.maxRetries = 0;
 
 export interface TokenSet {
   accessToken: string;
@@ -112,7 +128,7 @@ export async function revokeTokens(config: Config, refreshToken: string): Promis
 }
 
 export function authorizeUrl(config: Config, state: string): string {
-  return oauthClient(config).authorizeUri({ scope: [OAuthClient.scopes.Accounting], state });
+  return oauthClient(config).authorizeUri({ scope: [intuitOAuth().scopes.Accounting], state });
 }
 
 /*
