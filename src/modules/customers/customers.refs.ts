@@ -1,7 +1,8 @@
 import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
-import { invalidField, notFound } from '../../platform/errors.js';
+import { invalidField } from '../../platform/errors.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { addressSearchText, SEP } from './customers.search.js';
 
@@ -122,6 +123,10 @@ export async function customersOfOrganizations(
   return new Map(rows.map((r) => [`${r.organizationId}:${r.id}`, r]));
 }
 
+/** This organization's customers by id: every one (soft-deleted included), and the live ones. */
+export const anyCustomer = ownedRows(customers, 'Customer');
+export const liveCustomer = ownedRows(customers, 'Customer', isNull(customers.deletedAt));
+
 /** A customer the organization has (soft-deleted ones included: a sent document keeps its customer), if any. */
 export async function findCustomer(ctx: Ctx, id: string): Promise<CustomerRow | undefined> {
   const [row] = await ctx.tx
@@ -132,11 +137,7 @@ export async function findCustomer(ctx: Ctx, id: string): Promise<CustomerRow | 
 }
 
 /** A customer the organization has (soft-deleted ones included), or 404. */
-export async function customerById(ctx: Ctx, id: string): Promise<CustomerRow> {
-  const row = await findCustomer(ctx, id);
-  if (!row) throw notFound('Customer');
-  return row;
-}
+export const customerById = (ctx: Ctx, id: string): Promise<CustomerRow> => anyCustomer.find(ctx, id);
 
 /** How a customer is named on documents, mail and contracts: first and last name. */
 export const customerName = (c: { firstName: string; lastName: string | null }) =>
