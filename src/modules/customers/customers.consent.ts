@@ -3,7 +3,7 @@ import { customerSmsConsents, customers } from '../../db/schema/index.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { anyCustomer, liveCustomer } from './customers.refs.js';
+import { anyCustomer, liveCustomer } from './customers.rows.js';
 import type { SmsConsentSource } from './customers.schemas.js';
 import { customerView } from './customers.service.js';
 

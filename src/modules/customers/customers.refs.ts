@@ -2,9 +2,11 @@ import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
 import { invalidField } from '../../platform/errors.js';
-import { ownedRows } from '../../platform/owned-rows.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { anyCustomer } from './customers.rows.js';
 import { addressSearchText, SEP } from './customers.search.js';
+
+export { anyCustomer, liveCustomer } from './customers.rows.js';
 
 /*
  * Reference checks other modules make on ids given in a request body: a customer
@@ -122,10 +124,6 @@ export async function customersOfOrganizations(
     .where(sql`(${customers.organizationId}, ${customers.id}) IN (${pairs})`);
   return new Map(rows.map((r) => [`${r.organizationId}:${r.id}`, r]));
 }
-
-/** This organization's customers by id: every one (soft-deleted included), and the live ones. */
-export const anyCustomer = ownedRows(customers, 'Customer');
-export const liveCustomer = ownedRows(customers, 'Customer', isNull(customers.deletedAt));
 
 /** A customer the organization has (soft-deleted ones included: a sent document keeps its customer), if any. */
 export async function findCustomer(ctx: Ctx, id: string): Promise<CustomerRow | undefined> {

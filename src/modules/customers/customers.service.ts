@@ -9,7 +9,7 @@ import type { Page } from '../../platform/pagination.js';
 import { next, statesAccepting, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { parsedPhone } from './customers.phones.js';
-import { anyCustomer, liveCustomer } from './customers.refs.js';
+import { anyCustomer, liveCustomer } from './customers.rows.js';
 import type {
   CreateCustomerInput,
   CustomerType,
