@@ -112,8 +112,6 @@ const OWNERS: Record<string, string> = {
  * The platform's tables (sign-in, the outbox) are below every module and not listed here.
  */
 const READS_ALLOWED: Record<string, string> = {
-  'bill-payments/bill-payments.service.ts bills':
-    'a payment lists its allocations with each bill number in one join; bills import nothing of bill payments, but the list is one statement',
   'bill-payments/bill-payments.tasks.ts organizations':
     'the sweep finds, across tenants, every organization with due rows and its timezone in one join',
   'billing/billing.tasks.ts organizations':
@@ -127,16 +125,12 @@ const READS_ALLOWED: Record<string, string> = {
   'invoices/invoices.pdf.ts payments': 'the PDF lists the payments, like the invoice view (same loop)',
   'jobs/jobs.portal.ts contracts':
     "a portal link's visits are found from its contract's customer; contracts import jobs (schedules), so the way round is a loop",
-  'jobs/jobs.day-route.ts properties':
-    "a crew's day is ordered from each job's property coordinates, read in the same join as the jobs",
   'jobs/schedules/schedules.billing.ts contracts':
     "an installment plan splits its contract's totalValue; contracts import schedules, so asking contracts would be a loop",
   'jobs/schedules/schedules.billing.ts organizations':
     "the billing pass finds, across tenants, the installment plans due in each organization's timezone in one join",
   'jobs/schedules/schedules.service.ts contracts':
     'a schedule follows its contract (status, customer); contracts import schedules, so the way round is a loop',
-  'organizations/organizations.service.ts members':
-    "a user's organizations with the user's role in each: one join of members and organizations",
   'payments/payments.tasks.ts invoices':
     'the sweep cancels open payment intents of closed invoices across tenants in one join',
 };

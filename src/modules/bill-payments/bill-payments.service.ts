@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, lte, type SQL } from 'drizzle-orm';
-import { billPaymentAllocations, billPayments, bills } from '../../db/schema/index.js';
+import { billPaymentAllocations, billPayments } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
@@ -10,6 +10,7 @@ import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { statesAccepting, take } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { billNumbers } from '../bills/bills.refs.js';
 import { applyPaymentToBill, billBalanceCents, lockBills, reversePaymentOnBill } from '../bills/bills.service.js';
 import { acceptsBillPayment, type BillStatus } from '../bills/bills.states.js';
 import { ACCOUNT } from '../ledger/ledger.accounts.js';
@@ -48,11 +49,9 @@ async function allocationsOf(ctx: Ctx, ids: string[]) {
     .select({
       billPaymentId: billPaymentAllocations.billPaymentId,
       billId: billPaymentAllocations.billId,
-      billNumber: bills.billNumber,
       amountCents: billPaymentAllocations.amountCents,
     })
     .from(billPaymentAllocations)
-    .innerJoin(bills, eq(bills.id, billPaymentAllocations.billId))
     .where(
       and(
         eq(billPaymentAllocations.organizationId, ctx.organizationId),
@@ -60,10 +59,16 @@ async function allocationsOf(ctx: Ctx, ids: string[]) {
       ),
     )
     .orderBy(asc(billPaymentAllocations.billPaymentId), asc(billPaymentAllocations.position));
+  // The bills' numbers from their owner, one query for the whole page (an allocation's
+  // foreign key keeps its bill, so every number is there).
+  const numbers = await billNumbers(
+    ctx,
+    rows.map((r) => r.billId),
+  );
   for (const r of rows) {
     byPayment.get(r.billPaymentId)?.push({
       billId: r.billId,
-      billNumber: r.billNumber,
+      billNumber: numbers.get(r.billId) as string,
       amount: fromCents(r.amountCents),
       amountCents: r.amountCents,
     });

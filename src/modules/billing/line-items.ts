@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { StoredJobLine } from '../../db/schema/index.js';
 import { invalidField } from '../../platform/errors.js';
 import {
   checkQuantity,
@@ -144,15 +145,8 @@ export function finish(lines: Omit<PricedLine, 'amountCents'>[], taxRate: number
 export const taxRateFor = (customer: { taxExempt: boolean }, orgTaxRate: number) =>
   customer.taxExempt ? 0 : orgTaxRate;
 
-interface StoredLine {
-  id: string;
-  serviceId: string | null;
-  description: string;
-  quantity: string;
-  unitPriceCents: number;
-  taxable: boolean;
-  amountCents: number;
-}
+/** A stored document line: a job's line (db/schema) with the id an invoice or estimate line has. */
+type StoredLine = StoredJobLine & { id: string };
 
 /** A stored line's money and quantity in JSON form (jobs keep lines without ids). */
 export const lineValues = (l: Omit<StoredLine, 'id'>) => ({

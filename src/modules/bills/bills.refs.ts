@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
 import { bills } from '../../db/schema/index.js';
 import { clearReferences } from '../../platform/owned-rows.js';
@@ -20,6 +20,17 @@ export async function payableFigures(
       FROM bills WHERE organization_id = ${ctx.organizationId} AND status IN ('open', 'partially_paid')`),
   );
   return { outstandingCents: Number(row?.outstanding ?? 0), dueNext7DaysCents: Number(row?.due ?? 0) };
+}
+
+/** The numbers of this organization's bills among `ids`, by id (a bill payment names the bills it pays). */
+export async function billNumbers(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await ctx.tx
+    .select({ id: bills.id, billNumber: bills.billNumber })
+    .from(bills)
+    .where(and(eq(bills.organizationId, ctx.organizationId), inArray(bills.id, unique)));
+  return new Map(rows.map((r) => [r.id, r.billNumber]));
 }
 
 /* What ON DELETE SET NULL did before drizzle/0038 (Citus refuses it): the row outlives the one it named, with a null reference. Called by the flows that delete the named rows (src/flows/delete-*.ts), before the delete, in its transaction. */

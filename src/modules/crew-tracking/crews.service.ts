@@ -1,7 +1,8 @@
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { crews } from '../../db/schema/index.js';
 import { notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -32,7 +33,7 @@ async function one(ctx: Ctx, row: Row) {
   return view as NonNullable<typeof view>;
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(crews.organizationId, ctx.organizationId), eq(crews.id, id));
+const { mine, find: findCrew } = ownedRows(crews, 'Crew');
 
 export async function createCrew(ctx: Ctx, input: CreateCrewInput) {
   const memberIds = [...new Set(input.memberIds ?? [])];
@@ -56,9 +57,7 @@ export async function listCrews(ctx: Ctx, page: Page) {
 }
 
 export async function getCrew(ctx: Ctx, id: string) {
-  const [row] = await ctx.tx.select().from(crews).where(mine(ctx, id));
-  if (!row) throw notFound('Crew');
-  return one(ctx, row);
+  return one(ctx, await findCrew(ctx, id));
 }
 
 export async function updateCrew(ctx: Ctx, id: string, input: UpdateCrewInput) {

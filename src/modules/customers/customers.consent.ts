@@ -1,9 +1,9 @@
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { customerSmsConsents, customers } from '../../db/schema/index.js';
-import { notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { anyCustomer, liveCustomer } from './customers.rows.js';
 import type { SmsConsentSource } from './customers.schemas.js';
 import { customerView } from './customers.service.js';
 
@@ -20,14 +20,7 @@ type Row = typeof customers.$inferSelect;
 
 /** Records `change` for a live customer; returns whether anything changed. Emits customer.updated when it did. */
 export async function recordSmsConsent(ctx: Ctx, customerId: string, change: ConsentChange): Promise<boolean> {
-  const [current] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(
-      and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, customerId), isNull(customers.deletedAt)),
-    )
-    .for('update');
-  if (!current) throw notFound('Customer');
+  const current = await liveCustomer.find(ctx, customerId, true);
   if (current.smsConsent === change.status) return false;
   const at = new Date();
   await ctx.tx.insert(customerSmsConsents).values({
@@ -43,7 +36,7 @@ export async function recordSmsConsent(ctx: Ctx, customerId: string, change: Con
   const [row] = await ctx.tx
     .update(customers)
     .set({ smsConsent: change.status, smsConsentSource: change.source, smsConsentAt: at, updatedAt: at })
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, customerId)))
+    .where(anyCustomer.mine(ctx, customerId))
     .returning();
   const view = customerView(row as Row);
   await emit(ctx, 'customer.updated', { customerId, customer: view });
@@ -52,13 +45,7 @@ export async function recordSmsConsent(ctx: Ctx, customerId: string, change: Con
 
 /** Every consent change of a live customer, oldest first (404 when the customer is unknown). */
 export async function smsConsentHistory(ctx: Ctx, customerId: string) {
-  const [customer] = await ctx.tx
-    .select({ id: customers.id })
-    .from(customers)
-    .where(
-      and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, customerId), isNull(customers.deletedAt)),
-    );
-  if (!customer) throw notFound('Customer');
+  await liveCustomer.find(ctx, customerId);
   const rows = await ctx.tx
     .select()
     .from(customerSmsConsents)

@@ -1,9 +1,12 @@
 import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { customerSearch, customers, properties } from '../../db/schema/index.js';
-import { invalidField, notFound } from '../../platform/errors.js';
+import { invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import { anyCustomer } from './customers.rows.js';
 import { addressSearchText, SEP } from './customers.search.js';
+
+export { anyCustomer, liveCustomer } from './customers.rows.js';
 
 /*
  * Reference checks other modules make on ids given in a request body: a customer
@@ -132,11 +135,7 @@ export async function findCustomer(ctx: Ctx, id: string): Promise<CustomerRow | 
 }
 
 /** A customer the organization has (soft-deleted ones included), or 404. */
-export async function customerById(ctx: Ctx, id: string): Promise<CustomerRow> {
-  const row = await findCustomer(ctx, id);
-  if (!row) throw notFound('Customer');
-  return row;
-}
+export const customerById = (ctx: Ctx, id: string): Promise<CustomerRow> => anyCustomer.find(ctx, id);
 
 /** How a customer is named on documents, mail and contracts: first and last name. */
 export const customerName = (c: { firstName: string; lastName: string | null }) =>

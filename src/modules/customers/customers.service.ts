@@ -1,7 +1,7 @@
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client.js';
 import { customerSearch, customerSmsConsents, customers } from '../../db/schema/index.js';
-import { invalidState, notFound } from '../../platform/errors.js';
+import { invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { pageOfRows, rowExists } from '../../platform/page-query.js';
@@ -9,6 +9,7 @@ import type { Page } from '../../platform/pagination.js';
 import { next, statesAccepting, withArticle } from '../../platform/state-machine.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { parsedPhone } from './customers.phones.js';
+import { anyCustomer, liveCustomer } from './customers.rows.js';
 import type {
   CreateCustomerInput,
   CustomerType,
@@ -121,15 +122,10 @@ async function writeSearchText(ctx: Ctx, row: Row, text: string) {
     });
 }
 
-const live = (ctx: Ctx, id: string) =>
-  and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id), isNull(customers.deletedAt));
+const live = (ctx: Ctx, id: string) => and(liveCustomer.mine(ctx, id), isNull(customers.deletedAt));
 
 /** A live customer of this organization, locked for the rest of the transaction; 404 otherwise. */
-async function lockLive(ctx: Ctx, id: string): Promise<Row> {
-  const [row] = await ctx.tx.select().from(customers).where(live(ctx, id)).for('update');
-  if (!row) throw notFound('Customer');
-  return row;
-}
+const lockLive = (ctx: Ctx, id: string): Promise<Row> => liveCustomer.find(ctx, id, true);
 
 export async function createCustomer(ctx: Ctx, input: CreateCustomerInput): Promise<CustomerView> {
   const values = columnsOf(input) as Partial<Row> & { firstName: string };
@@ -265,9 +261,7 @@ export async function listCustomers(ctx: Ctx, filter: CustomerFilter, page: Page
 }
 
 export async function getCustomer(ctx: Ctx, id: string): Promise<CustomerView> {
-  const [row] = await ctx.tx.select().from(customers).where(live(ctx, id));
-  if (!row) throw notFound('Customer');
-  return customerView(row);
+  return customerView(await liveCustomer.find(ctx, id));
 }
 
 export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomerInput): Promise<CustomerView> {
@@ -338,15 +332,7 @@ export async function changeCustomerStatus(ctx: Ctx, id: string, action: Custome
 }
 
 /** Any customer of this organization, soft-deleted ones included (erasure must reach tombstones too). */
-async function lockAny(ctx: Ctx, id: string): Promise<Row> {
-  const [row] = await ctx.tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id)))
-    .for('update');
-  if (!row) throw notFound('Customer');
-  return row;
-}
+const lockAny = (ctx: Ctx, id: string): Promise<Row> => anyCustomer.find(ctx, id, true);
 
 export const ANONYMIZED_NAME = 'Anonymized';
 
@@ -382,7 +368,7 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<{ custome
   const [row] = await ctx.tx
     .update(customers)
     .set({ ...cleared, searchText, anonymizedAt: now, updatedAt: now })
-    .where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id)))
+    .where(anyCustomer.mine(ctx, id))
     .returning();
   const updated = row as Row;
   await writeSearchText(ctx, updated, searchText);
@@ -403,6 +389,6 @@ export async function anonymizeCustomer(ctx: Ctx, id: string): Promise<{ custome
  */
 export async function hardDeleteCustomer(ctx: Ctx, id: string): Promise<void> {
   await lockAny(ctx, id);
-  await ctx.tx.delete(customers).where(and(eq(customers.organizationId, ctx.organizationId), eq(customers.id, id)));
+  await ctx.tx.delete(customers).where(anyCustomer.mine(ctx, id));
   await emit(ctx, 'customer.deleted', { customerId: id });
 }

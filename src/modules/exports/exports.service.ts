@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { dataExports } from '../../db/schema/index.js';
-import { AppError, invalidState, notFound } from '../../platform/errors.js';
+import { AppError, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -58,13 +59,9 @@ export async function createExport(ctx: Ctx, input: CreateExportBodyT): Promise<
   return exportView(row as ExportRow);
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(dataExports.organizationId, ctx.organizationId), eq(dataExports.id, id));
+const findExport = ownedRows(dataExports, 'Export').find;
 
-export async function loadExport(ctx: Ctx, id: string): Promise<ExportRow> {
-  const [row] = await ctx.tx.select().from(dataExports).where(mine(ctx, id));
-  if (!row) throw notFound('Export');
-  return row;
-}
+export const loadExport = (ctx: Ctx, id: string): Promise<ExportRow> => findExport(ctx, id);
 
 export async function getExport(ctx: Ctx, id: string) {
   return exportView(await loadExport(ctx, id));

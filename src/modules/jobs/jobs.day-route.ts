@@ -1,5 +1,5 @@
 import { and, eq, ne, type SQL, sql } from 'drizzle-orm';
-import { jobs, properties } from '../../db/schema/index.js';
+import { jobs } from '../../db/schema/index.js';
 import { withCalendarDates } from '../../platform/calendar-date.js';
 import { invalidField } from '../../platform/errors.js';
 import { haversineKm, optimizeRoute, type Point, roundKm } from '../../platform/route-optimizer.js';
@@ -48,8 +48,6 @@ async function dayStops(ctx: Ctx, q: DayRouteQuery) {
   const rows = await ctx.tx
     .select({
       id: jobs.id,
-      lat: properties.lat,
-      lng: properties.lng,
       status: jobs.status,
       startTime: jobs.startTime,
       durationMinutes: jobs.durationMinutes,
@@ -58,27 +56,32 @@ async function dayStops(ctx: Ctx, q: DayRouteQuery) {
       propertyId: jobs.propertyId,
     })
     .from(jobs)
-    .leftJoin(properties, and(eq(properties.id, jobs.propertyId), eq(properties.organizationId, ctx.organizationId)))
     .where(and(...where))
     .orderBy(sql`${jobs.routeOrder} NULLS LAST`, sql`${jobs.startsAt} NULLS LAST`, jobs.createdAt, jobs.id);
+  // Who and where at each stop (what a crew reads from its phone): two queries for the whole
+  // day through the owners of customers and properties; the property's coordinates place the stop.
+  const detailed = await expandParties(ctx, rows, new Set(['customer', 'property'] as const));
   const { depot } = await getOrgSettings(ctx);
   const points = new Map<string, Point | null>(
-    rows.map((r) => [r.id, r.lat !== null && r.lng !== null ? { lat: r.lat, lng: r.lng } : null]),
+    detailed.map((r) => {
+      const place = r.property;
+      return [r.id, place && place.lat !== null && place.lng !== null ? { lat: place.lat, lng: place.lng } : null];
+    }),
   );
   const { order } = optimizeRoute(
     depot,
-    rows.map((r) => ({ id: r.id, point: points.get(r.id) ?? null })),
+    detailed.map((r) => ({ id: r.id, point: points.get(r.id) ?? null })),
   );
   // Each leg from the previous stop with coordinates (the first from the depot; 0 without one).
   let previous: Point | null = depot;
   let total = 0;
-  const byId = new Map(rows.map((r) => [r.id, r]));
+  const byId = new Map(detailed.map((r) => [r.id, r]));
   const stops = order.map((jobId, i) => {
     const p = points.get(jobId) ?? null;
     const leg = p && previous ? roundKm(haversineKm(previous, p)) : 0;
     if (p) previous = p;
     total += leg;
-    const job = byId.get(jobId) as (typeof rows)[number];
+    const job = byId.get(jobId) as (typeof detailed)[number];
     return {
       jobId,
       routeOrder: i + 1,
@@ -89,13 +92,13 @@ async function dayStops(ctx: Ctx, q: DayRouteQuery) {
       services: job.services,
       customerId: job.customerId,
       propertyId: job.propertyId,
+      ...(job.customer ? { customer: job.customer } : {}),
+      property: job.property ?? null,
     };
   });
-  // Who and where at each stop (what a crew reads from its phone): two queries for the whole day.
-  const detailed = await expandParties(ctx, stops, new Set(['customer', 'property'] as const));
   return {
     date,
-    stops: detailed.map((s) => ({ ...s, property: s.property ?? null })),
+    stops,
     distanceKm: roundKm(total),
   };
 }

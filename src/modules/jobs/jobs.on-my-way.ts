@@ -1,13 +1,13 @@
-import { and, eq } from 'drizzle-orm';
-import { jobActivity, jobs } from '../../db/schema/index.js';
+import { jobActivity } from '../../db/schema/index.js';
 import { stamp } from '../../platform/dates.js';
-import { invalidState, notFound } from '../../platform/errors.js';
+import { invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Ctx } from '../../platform/tenancy.js';
 import { memberName } from '../members/members.refs.js';
 import { type MessageView, queueAutomaticText } from '../messages/messages.service.js';
 import type { TwilioDeps } from '../messages/messages.twilio.js';
 import { getOrgSettings } from '../settings/settings.service.js';
+import { lockJob } from './jobs.service.js';
 
 const UNDERWAY = new Set(['scheduled', 'in_progress']);
 
@@ -18,12 +18,7 @@ const UNDERWAY = new Set(['scheduled', 'in_progress']);
  * member, whose first name the text carries; a caller without a name is "Your crew".
  */
 export async function onMyWay(ctx: Ctx, texts: TwilioDeps, jobId: string, etaMinutes?: number): Promise<MessageView> {
-  const [job] = await ctx.tx
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, jobId)))
-    .for('update');
-  if (!job) throw notFound('Job');
+  const job = await lockJob(ctx, jobId);
   if (!UNDERWAY.has(job.status)) {
     throw invalidState(`Only a scheduled or in-progress job can send "on my way" (this one is ${job.status})`);
   }

@@ -9,6 +9,7 @@ import { invalidField, invalidState, notFound } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { canTake, finalStates, next, take, withArticle } from '../../platform/state-machine.js';
@@ -78,16 +79,9 @@ export async function requireMembers(ctx: Ctx, ids: string[]) {
   if (missing) throw invalidField('assignedTo', `${missing} is not a member of this organization`);
 }
 
+const jobRows = ownedRows(jobs, 'Job');
 /** The job, locked for the rest of the transaction so concurrent changes apply one after the other. */
-async function lockJob(ctx: Ctx, id: string): Promise<JobRow> {
-  const [row] = await ctx.tx
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
-    .for('update');
-  if (!row) throw notFound('Job');
-  return row;
-}
+export const lockJob = (ctx: Ctx, id: string): Promise<JobRow> => jobRows.find(ctx, id, true);
 
 export async function emitTransition(ctx: Ctx, job: JobRow, from: JobStatus, to: JobStatus) {
   const data = { jobId: job.id, job: jobView(job), oldStatus: from.toUpperCase(), newStatus: to.toUpperCase() };
@@ -209,12 +203,7 @@ async function jobDetail(ctx: Ctx, job: JobRow) {
 }
 
 export async function getJob(ctx: Ctx, id: string) {
-  const [row] = await ctx.tx
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
-  if (!row) throw notFound('Job');
-  return jobDetail(ctx, row);
+  return jobDetail(ctx, await jobRows.find(ctx, id));
 }
 
 export interface JobFilters {
@@ -471,7 +460,7 @@ export async function updateJob(ctx: Ctx, id: string, body: UpdateJobInput) {
   const [row] = await ctx.tx
     .update(jobs)
     .set({ ...patch, updatedAt: new Date() })
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
+    .where(jobRows.mine(ctx, id))
     .returning();
   const updated = row as JobRow;
   for (const [type, message] of entries) await record(ctx, id, type, message);
@@ -486,7 +475,7 @@ export async function publishJob(ctx: Ctx, id: string) {
   const [row] = await ctx.tx
     .update(jobs)
     .set({ status: to, updatedAt: new Date() })
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
+    .where(jobRows.mine(ctx, id))
     .returning();
   const updated = row as JobRow;
   await record(ctx, id, 'published', `Published: scheduled for ${updated.scheduledDate}`);
@@ -513,7 +502,7 @@ export async function deleteJob(ctx: Ctx, id: string) {
   }
   // A request converted to this job lets go of it first (its foreign key is NO ACTION).
   await releaseJob(ctx, id);
-  await ctx.tx.delete(jobs).where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)));
+  await ctx.tx.delete(jobs).where(jobRows.mine(ctx, id));
 }
 
 export async function setChecklistItem(ctx: Ctx, id: string, itemId: string, completed: boolean) {
@@ -544,10 +533,6 @@ export async function setChecklistItem(ctx: Ctx, id: string, itemId: string, com
     completed ? 'checklist_item_completed' : 'checklist_item_uncompleted',
     `${completed ? 'Completed' : 'Reopened'} checklist item "${item.text}"`,
   );
-  const [row] = await ctx.tx
-    .update(jobs)
-    .set({ updatedAt: new Date() })
-    .where(and(eq(jobs.organizationId, ctx.organizationId), eq(jobs.id, id)))
-    .returning();
+  const [row] = await ctx.tx.update(jobs).set({ updatedAt: new Date() }).where(jobRows.mine(ctx, id)).returning();
   return jobDetail(ctx, row as JobRow);
 }

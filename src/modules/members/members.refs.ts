@@ -19,6 +19,22 @@ export async function addMember(tx: Tx, organizationId: string, userId: string, 
   await bumpAuthGeneration(tx);
 }
 
+/**
+ * A user's roles by organization id, across tenants (`tx` is a platform transaction: the
+ * organizations module lists the tenants a user may enter); only `organizationId` when given.
+ */
+export async function rolesOfUser(tx: Tx, userId: string, organizationId?: string): Promise<Map<string, string>> {
+  const rows = await tx
+    .select({ organizationId: members.organizationId, role: members.role })
+    .from(members)
+    .where(
+      organizationId === undefined
+        ? eq(members.userId, userId)
+        : and(eq(members.userId, userId), eq(members.organizationId, organizationId)),
+    );
+  return new Map(rows.map((r) => [r.organizationId, r.role]));
+}
+
 /*
  * Members as other modules see them (crew tracking, jobs, equipment): read here, since the
  * members module owns the table. Each caller turns a missing member into its own 400.

@@ -1,7 +1,8 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import { members, memberUsers } from '../../db/schema/index.js';
 import { bumpAuthGeneration } from '../../platform/auth/revocations.js';
-import { AppError, notFound } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { afterCursor, type ListOrder, orderOf, pageOfRows, rowExists } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx, Role } from '../../platform/tenancy.js';
@@ -49,6 +50,8 @@ function memberViews(ctx: Ctx, where: SQL | undefined) {
   );
 }
 
+const memberRows = ownedRows(members, 'Member');
+
 /**
  * Loads the member and locks the organization's owner rows, so that two concurrent
  * changes cannot both remove "the other" owner and leave none.
@@ -59,11 +62,7 @@ async function loadForChange(ctx: Ctx, id: string) {
     .from(members)
     .where(and(eq(members.organizationId, ctx.organizationId), eq(members.role, 'owner')))
     .for('update');
-  const [target] = await ctx.tx
-    .select()
-    .from(members)
-    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
-  if (!target) throw notFound('Member');
+  const target = await memberRows.find(ctx, id);
   // Only an owner may make or unmake owners; an admin manages admins and members.
   if (target.role === 'owner' && ctx.actor.role !== 'owner') {
     throw new AppError('FORBIDDEN', 'Only an owner can change or remove an owner');
@@ -77,12 +76,9 @@ export async function changeMemberRole(ctx: Ctx, id: string, role: Role) {
   if (target.role === 'owner' && role !== 'owner' && ownerCount <= 1) {
     throw new AppError('INVALID_STATE', 'The organization must keep at least one owner');
   }
-  await ctx.tx
-    .update(members)
-    .set({ role })
-    .where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  await ctx.tx.update(members).set({ role }).where(memberRows.mine(ctx, id));
   await bumpAuthGeneration(ctx.tx);
-  const [view] = await memberViews(ctx, and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  const [view] = await memberViews(ctx, memberRows.mine(ctx, id));
   return { ...(view as NonNullable<typeof view>), role: (view as NonNullable<typeof view>).role as Role };
 }
 
@@ -92,6 +88,6 @@ export async function removeMember(ctx: Ctx, id: string) {
     throw new AppError('INVALID_STATE', 'The last owner cannot be removed');
   }
   // Its device tokens go with it (ON DELETE CASCADE): one announcement for both.
-  await ctx.tx.delete(members).where(and(eq(members.organizationId, ctx.organizationId), eq(members.id, id)));
+  await ctx.tx.delete(members).where(memberRows.mine(ctx, id));
   await bumpAuthGeneration(ctx.tx);
 }

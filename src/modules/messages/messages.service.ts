@@ -1,13 +1,14 @@
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import { messages } from '../../db/schema/index.js';
 import { listValues } from '../../platform/enum.js';
-import { invalidField, invalidState, notFound } from '../../platform/errors.js';
+import { invalidField, invalidState } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
-import { type CustomerRow, findCustomer, requireCustomer } from '../customers/customers.refs.js';
+import { type CustomerRow, customerById, liveCustomer, requireCustomer } from '../customers/customers.refs.js';
 import { getOrgSettings, type OrgSettings } from '../settings/settings.service.js';
 import { quietHoursEnd } from './messages.quiet-hours.js';
 import type { MessageListInput, SendMessageInput } from './messages.schemas.js';
@@ -128,8 +129,7 @@ export interface AutomaticText {
  * (never sent). Returns null when a text with the same `dedupeKey` exists already.
  */
 export async function queueAutomaticText(ctx: Ctx, deps: TwilioDeps, text: AutomaticText): Promise<MessageView | null> {
-  const customer = await findCustomer(ctx, text.customerId);
-  if (!customer) throw notFound('Customer');
+  const customer = await customerById(ctx, text.customerId);
   const settings = await getOrgSettings(ctx);
   const missing = textingBlockers(settings, deps, customer);
   if (missing.length > 0 && text.whenBlocked === 'refuse') {
@@ -177,13 +177,10 @@ export async function insertMessage(ctx: Ctx, values: NewMessage): Promise<Messa
   return row;
 }
 
+const findMessage = ownedRows(messages, 'Message').find;
+
 export async function getMessage(ctx: Ctx, id: string): Promise<MessageView> {
-  const [row] = await ctx.tx
-    .select()
-    .from(messages)
-    .where(and(eq(messages.organizationId, ctx.organizationId), eq(messages.id, id)));
-  if (!row) throw notFound('Message');
-  return messageView(row);
+  return messageView(await findMessage(ctx, id));
 }
 
 /** GET /api/messages (newest first) with its filters; `customerId` alone is a customer's conversation. */
@@ -201,7 +198,6 @@ export async function listMessages(ctx: Ctx, filter: Omit<MessageListInput, keyo
 
 /** GET /api/customers/{id}/messages: 404 for an unknown customer, else its texts newest first. */
 export async function customerConversation(ctx: Ctx, customerId: string, page: Page) {
-  const customer = await findCustomer(ctx, customerId);
-  if (!customer || customer.deletedAt) throw notFound('Customer');
+  await liveCustomer.find(ctx, customerId);
   return listMessages(ctx, { customerId }, page);
 }

@@ -1,14 +1,14 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { desc, inArray } from 'drizzle-orm';
 import type { Plan } from '../../config.js';
-import type { Db } from '../../db/client.js';
-import { members, organizations } from '../../db/schema/index.js';
+import type { Db, Tx } from '../../db/client.js';
+import { organizations } from '../../db/schema/index.js';
 import { setActiveOrganization } from '../../platform/auth/sessions.js';
 import { asPlatform } from '../../platform/cross-tenant.js';
 import { isValidTimeZone } from '../../platform/dates.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { withTenant } from '../../platform/tenancy.js';
-import { addMember } from '../members/members.refs.js';
+import { addMember, rolesOfUser } from '../members/members.refs.js';
 
 export interface OrganizationView {
   id: string;
@@ -41,29 +41,31 @@ export async function createOrganization(
 }
 
 /**
+ * The organizations a user is a member of (only `organizationId` when given), newest first,
+ * with the user's role in each: the memberships from the members module, then their rows.
+ */
+async function organizationsWithRoles(tx: Tx, userId: string, organizationId?: string) {
+  const roles = await rolesOfUser(tx, userId, organizationId);
+  if (roles.size === 0) return [];
+  const orgs = await tx
+    .select()
+    .from(organizations)
+    .where(inArray(organizations.id, [...roles.keys()]))
+    .orderBy(desc(organizations.createdAt), desc(organizations.id));
+  return orgs.map((org) => ({ org, role: roles.get(org.id) as string }));
+}
+
+/**
  * The organizations a user belongs to. A platform query across tenants: a user's
  * memberships are what decide which tenants they may enter.
  */
 export async function listOrganizations(db: Db, userId: string, activeId: string | undefined) {
-  const rows = await asPlatform(db, (tx) =>
-    tx
-      .select({ org: organizations, role: members.role })
-      .from(members)
-      .innerJoin(organizations, eq(organizations.id, members.organizationId))
-      .where(eq(members.userId, userId))
-      .orderBy(desc(organizations.createdAt), desc(organizations.id)),
-  );
+  const rows = await asPlatform(db, (tx) => organizationsWithRoles(tx, userId));
   return rows.map((r) => ({ ...view(r.org, r.role), active: r.org.id === activeId }));
 }
 
 export async function activateOrganization(db: Db, userId: string, sessionId: string, organizationId: string) {
-  const [row] = await asPlatform(db, (tx) =>
-    tx
-      .select({ org: organizations, role: members.role })
-      .from(members)
-      .innerJoin(organizations, eq(organizations.id, members.organizationId))
-      .where(and(eq(members.userId, userId), eq(members.organizationId, organizationId))),
-  );
+  const [row] = await asPlatform(db, (tx) => organizationsWithRoles(tx, userId, organizationId));
   if (!row) throw notFound('Organization');
   await setActiveOrganization(db, sessionId, organizationId);
   return { ...view(row.org, row.role), active: true };

@@ -3,6 +3,7 @@ import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { properties } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -66,7 +67,7 @@ export async function refreshAddressSearch(ctx: Ctx, customerId: string): Promis
   await setPropertySearchText(ctx, customerId, addresses);
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(properties.organizationId, ctx.organizationId), eq(properties.id, id));
+const { mine, find: findProperty } = ownedRows(properties, 'Property');
 
 export async function createProperty(ctx: Ctx, input: CreatePropertyInput) {
   checkCoordinates(input);
@@ -94,14 +95,11 @@ export async function listProperties(ctx: Ctx, filter: { customerId?: string | u
 }
 
 export async function getProperty(ctx: Ctx, id: string) {
-  const [row] = await ctx.tx.select().from(properties).where(mine(ctx, id));
-  if (!row) throw notFound('Property');
-  return propertyView(row);
+  return propertyView(await findProperty(ctx, id));
 }
 
 export async function updateProperty(ctx: Ctx, id: string, input: UpdatePropertyInput) {
-  const [current] = await ctx.tx.select().from(properties).where(mine(ctx, id)).for('update');
-  if (!current) throw notFound('Property');
+  const current = await findProperty(ctx, id, true);
   const changes = columnsOf(input);
   if (input.street !== undefined && !changes.street) throw invalidField('street', 'must not be empty');
   checkCoordinates({ ...current, ...changes });

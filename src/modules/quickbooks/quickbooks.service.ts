@@ -1,8 +1,9 @@
 import { and, count, eq, max, type SQL } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import { quickbooksConnections, quickbooksSyncJobs } from '../../db/schema/index.js';
-import { AppError, invalidState, notFound } from '../../platform/errors.js';
+import { AppError, invalidState } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { SecretBox } from '../../platform/secrets.js';
@@ -178,14 +179,11 @@ export async function listRecords(ctx: Ctx, status: string | undefined, page: Pa
   return { rows: rows.map(recordView), ...more };
 }
 
+const syncRecords = ownedRows(quickbooksSyncJobs, 'Sync record');
+
 /** A failed record goes again (from its first attempt); anything else → 409. */
 export async function retryRecord(ctx: Ctx, id: string) {
-  const [row] = await ctx.tx
-    .select()
-    .from(quickbooksSyncJobs)
-    .where(and(eq(quickbooksSyncJobs.organizationId, ctx.organizationId), eq(quickbooksSyncJobs.id, id)))
-    .for('update');
-  if (!row) throw notFound('Sync record');
+  const row = await syncRecords.find(ctx, id, true);
   if (row.status !== 'failed') throw invalidState(`Only a failed record can be retried; this one is ${row.status}`);
   // A new round for the record's create: Intuit would answer the old requestid with its refusal.
   const [round] = await ctx.tx

@@ -1,9 +1,10 @@
 import { and, desc, eq, gte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { requests, type SmsConsentEvidence } from '../../db/schema/index.js';
 import { today } from '../../platform/dates.js';
-import { invalidField, notFound } from '../../platform/errors.js';
+import { invalidField } from '../../platform/errors.js';
 import { emit } from '../../platform/events/outbox.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import { take } from '../../platform/state-machine.js';
@@ -49,7 +50,7 @@ export function requestView(r: RequestRow) {
 export type RequestView = ReturnType<typeof requestView>;
 
 const blank = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : v.trim());
-const mine = (ctx: Ctx, id: string) => and(eq(requests.organizationId, ctx.organizationId), eq(requests.id, id));
+const { mine, find: rowOf } = ownedRows(requests, 'Request');
 
 /** Where a request came from, as the route saw it. */
 export interface RequestOrigin {
@@ -133,13 +134,6 @@ export async function listRequests(ctx: Ctx, filter: { status?: RequestStatus | 
   if (filter.status !== undefined) where.push(eq(requests.status, filter.status));
   const { rows, ...more } = await listPage(ctx.tx, ctx.organizationId, requests, and(...where), page);
   return { rows: rows.map(requestView), ...more };
-}
-
-async function rowOf(ctx: Ctx, id: string, lock = false): Promise<RequestRow> {
-  const q = ctx.tx.select().from(requests).where(mine(ctx, id));
-  const [row] = lock ? await q.for('update') : await q;
-  if (!row) throw notFound('Request');
-  return row;
 }
 
 /** The latest earlier request (last 30 days) with the same email (any case) or phone digits. */

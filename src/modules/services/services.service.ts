@@ -4,6 +4,7 @@ import { services } from '../../db/schema/index.js';
 import { AppError, invalidState, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { fromCents, toCents } from '../../platform/money.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -39,7 +40,7 @@ function columnsOf(input: UpdateServiceInput): Partial<Row> {
   return out;
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(services.organizationId, ctx.organizationId), eq(services.id, id));
+const { mine, find: findService } = ownedRows(services, 'Service');
 
 export async function createService(ctx: Ctx, input: CreateServiceInput) {
   const values = columnsOf(input) as Partial<Row> & { name: string; unitPriceCents: number };
@@ -59,9 +60,7 @@ export async function listServices(ctx: Ctx, filter: { active?: boolean | undefi
 }
 
 export async function getService(ctx: Ctx, id: string) {
-  const [row] = await ctx.tx.select().from(services).where(mine(ctx, id));
-  if (!row) throw notFound('Service');
-  return serviceView(row);
+  return serviceView(await findService(ctx, id));
 }
 
 export async function updateService(ctx: Ctx, id: string, input: UpdateServiceInput) {
@@ -80,8 +79,7 @@ export async function updateService(ctx: Ctx, id: string, input: UpdateServiceIn
  * not the organization's, 409 when it is inactive (retired from new documents: activate it first).
  */
 export async function serviceToReprice(ctx: Ctx, id: string): Promise<Row> {
-  const [row] = await ctx.tx.select().from(services).where(mine(ctx, id)).for('update');
-  if (!row) throw notFound('Service');
+  const row = await findService(ctx, id, true);
   if (!row.active) throw invalidState(`Service ${id} is inactive: set active to true before repricing it`);
   return row;
 }

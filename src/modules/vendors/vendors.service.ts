@@ -3,6 +3,7 @@ import { isForeignKeyViolation, sqlStateOf } from '../../db/pg-errors.js';
 import { vendors } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { ownedRows } from '../../platform/owned-rows.js';
 import { listPage } from '../../platform/page-query.js';
 import type { Page } from '../../platform/pagination.js';
 import type { Ctx } from '../../platform/tenancy.js';
@@ -41,7 +42,7 @@ function columnsOf(input: UpdateVendorInput): Partial<VendorRow> {
   return out;
 }
 
-const mine = (ctx: Ctx, id: string) => and(eq(vendors.organizationId, ctx.organizationId), eq(vendors.id, id));
+const { mine, find: findVendor } = ownedRows(vendors, 'Vendor');
 const terms = async (ctx: Ctx) => (await getOrgSettings(ctx)).paymentTermsDays;
 
 export async function createVendor(ctx: Ctx, input: CreateVendorInput) {
@@ -62,9 +63,7 @@ export async function listVendors(ctx: Ctx, filter: { active?: boolean | undefin
 }
 
 export async function getVendor(ctx: Ctx, id: string) {
-  const [row] = await ctx.tx.select().from(vendors).where(mine(ctx, id));
-  if (!row) throw notFound('Vendor');
-  return vendorView(row, await terms(ctx));
+  return vendorView(await findVendor(ctx, id), await terms(ctx));
 }
 
 export async function updateVendor(ctx: Ctx, id: string, input: UpdateVendorInput) {

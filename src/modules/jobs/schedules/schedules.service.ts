@@ -2,9 +2,10 @@ import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { contracts, jobScheduleSkips, jobSchedules, jobs, type ScheduleBilling } from '../../../db/schema/index.js';
 import { withCalendarDates } from '../../../platform/calendar-date.js';
 import { addDays, stamp, today as todayIn } from '../../../platform/dates.js';
-import { invalidField, invalidState, notFound } from '../../../platform/errors.js';
+import { invalidField, invalidState } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { fromCents, toCents } from '../../../platform/money.js';
+import { ownedRows } from '../../../platform/owned-rows.js';
 import { listPage } from '../../../platform/page-query.js';
 import type { Page } from '../../../platform/pagination.js';
 import { canTake, next, take, withArticle } from '../../../platform/state-machine.js';
@@ -103,15 +104,8 @@ export function plannedDates(rule: Recurrence, r: ScheduleRow, w: Window, from =
   return rule.between(start, w.horizonEnd);
 }
 
-async function lockSchedule(ctx: Ctx, id: string): Promise<ScheduleRow> {
-  const [row] = await ctx.tx
-    .select()
-    .from(jobSchedules)
-    .where(and(eq(jobSchedules.organizationId, ctx.organizationId), eq(jobSchedules.id, id)))
-    .for('update');
-  if (!row) throw notFound('Schedule');
-  return row;
-}
+const scheduleRows = ownedRows(jobSchedules, 'Schedule');
+const lockSchedule = (ctx: Ctx, id: string): Promise<ScheduleRow> => scheduleRows.find(ctx, id, true);
 
 async function detailOf(ctx: Ctx, r: ScheduleRow, w?: Window) {
   const window = w ?? (await scheduleContext(ctx));
@@ -249,12 +243,7 @@ async function fillHorizon(ctx: Ctx, r: ScheduleRow, w: Window): Promise<number>
 }
 
 export async function getSchedule(ctx: Ctx, id: string) {
-  const [row] = await ctx.tx
-    .select()
-    .from(jobSchedules)
-    .where(and(eq(jobSchedules.organizationId, ctx.organizationId), eq(jobSchedules.id, id)));
-  if (!row) throw notFound('Schedule');
-  return detailOf(ctx, row);
+  return detailOf(ctx, await scheduleRows.find(ctx, id));
 }
 
 export async function listSchedules(
@@ -299,7 +288,7 @@ async function saveSchedule(ctx: Ctx, id: string, patch: Partial<ScheduleRow>): 
   const [row] = await ctx.tx
     .update(jobSchedules)
     .set({ ...patch, updatedAt: new Date() })
-    .where(and(eq(jobSchedules.organizationId, ctx.organizationId), eq(jobSchedules.id, id)))
+    .where(scheduleRows.mine(ctx, id))
     .returning();
   return row as ScheduleRow;
 }

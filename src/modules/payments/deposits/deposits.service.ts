@@ -3,9 +3,10 @@ import type Stripe from 'stripe';
 import { sqlStateOf } from '../../../db/pg-errors.js';
 import { depositPayments, deposits, failedPayouts, payments } from '../../../db/schema/index.js';
 import { today } from '../../../platform/dates.js';
-import { AppError, invalidField, notFound } from '../../../platform/errors.js';
+import { AppError, invalidField } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { fromCents, toCents } from '../../../platform/money.js';
+import { ownedRows } from '../../../platform/owned-rows.js';
 import { listPage } from '../../../platform/page-query.js';
 import type { Page } from '../../../platform/pagination.js';
 import { withArticle } from '../../../platform/state-machine.js';
@@ -63,13 +64,10 @@ async function viewOf(ctx: Ctx, row: DepositRow): Promise<DepositView> {
   return depositView(row, (await totalsOf(ctx, [row.id])).get(row.id) as DepositTotals);
 }
 
+const findDeposit = ownedRows(deposits, 'Deposit').find;
+
 export async function getDeposit(ctx: Ctx, id: string): Promise<DepositView> {
-  const [row] = await ctx.tx
-    .select()
-    .from(deposits)
-    .where(and(eq(deposits.organizationId, ctx.organizationId), eq(deposits.id, id)));
-  if (!row) throw notFound('Deposit');
-  return viewOf(ctx, row);
+  return viewOf(ctx, await findDeposit(ctx, id));
 }
 
 export interface DepositListFilters {
