@@ -58,9 +58,9 @@ function rssMb(pid: number | undefined): number {
 /** A worker's memory right after a full collection (its WORKER_MEMORY_PROBE answer), in MB; zeros when it did not answer in time. */
 async function liveMemory(
   child: ChildProcess,
-): Promise<{ heapUsed: number; heapTotal: number; newSpace: number; rss: number }> {
+): Promise<{ heapUsed: number; heapTotal: number; newSpace: number; external: number; rss: number }> {
   const id = Math.random();
-  const none = { heapUsed: 0, heapTotal: 0, newSpace: 0, rss: 0 };
+  const none = { heapUsed: 0, heapTotal: 0, newSpace: 0, external: 0, rss: 0 };
   if (!child.connected) return none;
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
@@ -81,6 +81,7 @@ async function liveMemory(
         heapUsed: mb(msg.usage.heapUsed),
         heapTotal: mb(msg.usage.heapTotal),
         newSpace: mb(msg.spaces?.new_space ?? 0),
+        external: mb(msg.usage.external),
         rss: mb(msg.usage.rss),
       });
     };
@@ -204,6 +205,7 @@ export const textsBench: BenchPart = {
         live: number[];
         heapTotal: number[];
         newSpace: number[];
+        external: number[];
         rssAfterGc: number[];
       }> = [];
       const sample = async (at: string) => {
@@ -215,6 +217,7 @@ export const textsBench: BenchPart = {
           live: live.map((m) => m.heapUsed),
           heapTotal: live.map((m) => m.heapTotal),
           newSpace: live.map((m) => m.newSpace),
+          external: live.map((m) => m.external),
           rssAfterGc: live.map((m) => m.rss),
         });
       };
@@ -288,7 +291,7 @@ export const textsBench: BenchPart = {
         ...memory.map((r) => `| Worker RSS, ${r.at} (each worker) | ${mb(r.rss)} | | | not climbing |`),
         ...memory.map(
           (r) =>
-            `| Worker live heap (heapUsed after a full collection), ${r.at} (each worker) | ${mb(r.live, 1)} (heap kept ${mb(r.heapTotal)}, of it young generation ${mb(r.newSpace)}; RSS then ${mb(r.rssAfterGc)}) | | | flat: start ≈ middle ≈ end |`,
+            `| Worker live heap (heapUsed after a full collection), ${r.at} (each worker) | ${mb(r.live, 1)} (heap kept ${mb(r.heapTotal)}, of it young generation ${mb(r.newSpace)}; outside the heap (Buffers) ${mb(r.external)}; RSS then ${mb(r.rssAfterGc)}) | | | flat: start ≈ middle ≈ end |`,
         ),
         `| Worker RSS, highest over the run (each worker, read every 250 ms) | ${mb(peak)} | | | flat |`,
         '',

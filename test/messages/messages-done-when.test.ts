@@ -26,6 +26,8 @@ import { startTwilioStandIn, type TwilioStandIn } from './twilio-stand-in.js';
 const BASE_URL = 'https://crm.example.com';
 const MOBILE = '+14155552693';
 const HOUR = 3_600_000;
+/** How long a step may wait for the workers (bounded, not a timing: a loaded machine is slow). */
+const PATIENCE = 60_000;
 
 let h: Harness;
 let stand: TwilioStandIn;
@@ -103,6 +105,7 @@ describe('texts, done when (issue 44): opt-in, reminder, on my way, a reply, STO
     const reminderText = await waitFor(
       () => stand.accepted.find((a) => a.to === MOBILE),
       'the reminder handed to Twilio by a worker',
+      PATIENCE,
     );
     expect(reminderText.body).toContain(`reminder of your visit on ${visitDate} at 09:00`);
 
@@ -114,14 +117,19 @@ describe('texts, done when (issue 44): opt-in, reminder, on my way, a reply, STO
     const onMyWay = await waitFor(
       () => stand.accepted.find((a) => a.to === MOBILE && a.body.includes('on the way')),
       'the on-my-way text handed to Twilio by a worker',
+      PATIENCE,
     );
     expect(onMyWay.body).toContain('about 20 minutes');
-    const sent = await waitFor(async () => {
-      const list = (await owner.call('GET', `/api/customers/${customerId}/messages`)).json().data as Array<{
-        status: string;
-      }>;
-      return list.length === 2 && list.every((m) => m.status === 'sent') ? list : undefined;
-    }, 'both texts recorded sent');
+    const sent = await waitFor(
+      async () => {
+        const list = (await owner.call('GET', `/api/customers/${customerId}/messages`)).json().data as Array<{
+          status: string;
+        }>;
+        return list.length === 2 && list.every((m) => m.status === 'sent') ? list : undefined;
+      },
+      'both texts recorded sent',
+      PATIENCE,
+    );
     expect(sent).toHaveLength(2);
 
     // The customer replies: Twilio posts it signed against the exact public URL.
@@ -158,6 +166,7 @@ describe('texts, done when (issue 44): opt-in, reminder, on my way, a reply, STO
           (r) => r.headers['x-service-event'] === 'message.received' && r.body.includes('Can you come Friday?'),
         ),
       'the message.received webhook',
+      PATIENCE,
     );
     expect(JSON.parse(delivery.body)).toMatchObject({
       event: 'message.received',
@@ -176,5 +185,5 @@ describe('texts, done when (issue 44): opt-in, reminder, on my way, a reply, STO
     // The workers keep running past the pace: still only the two texts before STOP reached Twilio.
     await sendDueTexts(h.database, twilioDeps(h.config), new Date(Date.now() + 60_000));
     expect(stand.accepted.filter((a) => a.to === MOBILE)).toHaveLength(2);
-  });
+  }, 240_000);
 });
