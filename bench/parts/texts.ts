@@ -277,7 +277,7 @@ export const textsBench: BenchPart = {
       return [
         '## Texts: 10,000 reminders due at once for 1,000 organizations (PostgreSQL)',
         '',
-        `${fmt(ORGS)} organizations with ${PER_ORG} visit-reminder texts each, all due when ${WORKERS} worker processes (\`npm run worker\`, compiled) start; the Twilio stand-in (local HTTP) accepts each create at once. Seeding (${fmt(TOTAL)} texts queued through the service, one transaction per organization) took ${fmt(seedSec, 1)} s, untimed.`,
+        `${fmt(ORGS)} organizations with ${PER_ORG} visit-reminder texts each, all due when ${WORKERS} worker processes (\`npm run worker\`, compiled) start; the Twilio stand-in (local HTTP) accepts each create at once. Seeding (${fmt(TOTAL)} texts queued through the service, one transaction per organization) took ${fmt(seedSec, 1)} s, untimed. Memory: RSS as the system sees it, and each worker's live heap (heapUsed right after a full collection, asked over IPC: \`WORKER_MEMORY_PROBE\`); flat means the live heap the same at the start, middle and end. RSS above the live heap is the heap V8 keeps (its young generation and old-generation garbage not yet given back) and native memory.`,
         '',
         '| Measure | Service | Baseline / ideal | Ratio | Goal |',
         '|---|---|---|---|---|',
