@@ -47,6 +47,13 @@ export interface Config {
   /** Delays in milliseconds before attempts 2..n. */
   webhookRetryScheduleMs: number[];
   runWorker: boolean;
+  /**
+   * WORKER_MEMORY_PROBE=true (the texts bench only): `npm run worker`, started with node
+   * --expose-gc and an IPC channel, answers a `memory` message with its memory after a full
+   * collection, so the bench can show the live heap beside RSS. No HTTP endpoint, nothing in
+   * the API process.
+   */
+  workerMemoryProbe: boolean;
   rateLimitPerMinute: number;
   /** Extra browser origins allowed to call the API with cookies (comma list). */
   corsOrigins: string[];
@@ -174,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivateTargets: parseBool('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
     webhookRetryScheduleMs: schedule,
     runWorker: parseBool('RUN_WORKER', env.RUN_WORKER, true),
+    workerMemoryProbe: parseBool('WORKER_MEMORY_PROBE', env.WORKER_MEMORY_PROBE, false),
     rateLimitPerMinute: parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 600, 1, 10_000_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     corsOrigins: (env.CORS_ORIGINS ?? '')

@@ -20,7 +20,9 @@ import { type BenchPart, createBenchDatabase, fmt, ratio } from '../lib.js';
  * through the official SDK to the local Twilio stand-in. At most one text a second per
  * organization, so the ideal is 1,000 texts a second and the last texts handed about 9 s after
  * the first; no organization waits behind another's queue (every organization's first text
- * within 2 s of the first organization's); the worker's memory flat (RSS at start, middle, end).
+ * within 2 s of the first organization's); the worker's memory flat: its live heap (heapUsed
+ * right after a full collection, asked over IPC: WORKER_MEMORY_PROBE, the worker started with
+ * --expose-gc) the same at the start, middle and end, and RSS not climbing.
  * The baseline, in the same run: the same 10,000 creates through the same SDK to the same
  * stand-in from a bare loop (no database, no pace), what this machine can hand to "Twilio" at all.
  */
@@ -51,6 +53,41 @@ function rssMb(pid: number | undefined): number {
   } catch {
     return 0;
   }
+}
+
+/** A worker's memory right after a full collection (its WORKER_MEMORY_PROBE answer), in MB; zeros when it did not answer in time. */
+async function liveMemory(
+  child: ChildProcess,
+): Promise<{ heapUsed: number; heapTotal: number; newSpace: number; external: number; rss: number }> {
+  const id = Math.random();
+  const none = { heapUsed: 0, heapTotal: 0, newSpace: 0, external: 0, rss: 0 };
+  if (!child.connected) return none;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      resolve(none);
+    }, 5_000);
+    const onMessage = (msg: {
+      type?: string;
+      id?: number;
+      usage?: NodeJS.MemoryUsage;
+      spaces?: Record<string, number>;
+    }) => {
+      if (msg?.type !== 'memory' || msg.id !== id || !msg.usage) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      const mb = (n: number) => n / 1024 / 1024;
+      resolve({
+        heapUsed: mb(msg.usage.heapUsed),
+        heapTotal: mb(msg.usage.heapTotal),
+        newSpace: mb(msg.spaces?.new_space ?? 0),
+        external: mb(msg.usage.external),
+        rss: mb(msg.usage.rss),
+      });
+    };
+    child.on('message', onMessage);
+    child.send({ type: 'memory', id });
+  });
 }
 
 const sidOf = (i: number) => `AC${i.toString(16).padStart(32, '0')}`;
@@ -146,20 +183,46 @@ export const textsBench: BenchPart = {
       for (let i = 0; i < ORGS; i++) orgOf.set(sidOf(i), i);
       const workerStart = Date.now();
       for (let w = 0; w < WORKERS; w++) {
-        // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when stopped (where time goes).
-        const profile = process.env.BENCH_CPU_PROF
-          ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-          : [];
-        const child = spawn(process.execPath, [...profile, 'dist/worker.js'], {
-          env: { ...process.env, ...env },
-          stdio: ['ignore', 'ignore', 'inherit'],
+        // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when stopped (where time
+        // goes); BENCH_HEAP_PROF=<dir>: a sampling heap profile (what the run allocated, and where).
+        const profile = [
+          ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+          ...(process.env.BENCH_HEAP_PROF ? ['--heap-prof', `--heap-prof-dir=${process.env.BENCH_HEAP_PROF}`] : []),
+        ];
+        // --expose-gc, WORKER_MEMORY_PROBE and the IPC channel: the worker answers the bench's
+        // `memory` message with its live heap (src/worker.ts); nothing else changes in it.
+        const child = spawn(process.execPath, [...profile, '--expose-gc', 'dist/worker.js'], {
+          env: { ...process.env, ...env, WORKER_MEMORY_PROBE: 'true' },
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
         });
         workers.push(child);
       }
-      const rss: Array<{ at: string; mb: number[] }> = [];
-      const sample = (at: string) => rss.push({ at, mb: workers.map((c) => rssMb(c.pid)) });
-      // The highest RSS of each worker over the run (read every 250 ms): a leak shows as a peak
-      // far above the start; garbage V8 has not collected yet comes back down by the end.
+      // RSS as the system sees it (read first: the collection below may give pages back), then
+      // the live heap after a full collection (what the worker still holds) and the heap V8 keeps.
+      const memory: Array<{
+        at: string;
+        rss: number[];
+        live: number[];
+        heapTotal: number[];
+        newSpace: number[];
+        external: number[];
+        rssAfterGc: number[];
+      }> = [];
+      const sample = async (at: string) => {
+        const rss = workers.map((c) => rssMb(c.pid));
+        const live = await Promise.all(workers.map(liveMemory));
+        memory.push({
+          at,
+          rss,
+          live: live.map((m) => m.heapUsed),
+          heapTotal: live.map((m) => m.heapTotal),
+          newSpace: live.map((m) => m.newSpace),
+          external: live.map((m) => m.external),
+          rssAfterGc: live.map((m) => m.rss),
+        });
+      };
+      // The highest RSS of each worker over the run (read every 250 ms): what the machine must
+      // have for it, garbage V8 has not collected yet included (the live heap above says what is held).
       const peak = workers.map(() => 0);
       const peakTimer = setInterval(() => {
         workers.forEach((c, w) => {
@@ -174,14 +237,16 @@ export const textsBench: BenchPart = {
         return stand.accepted.length >= n;
       };
       await until(1);
-      sample('start (first text handed)');
+      await sample('start (first text handed)');
       await until(TOTAL / 2);
-      sample(`middle (${fmt(stand.accepted.length)} handed)`);
+      await sample(`middle (${fmt(stand.accepted.length)} handed)`);
       const done = await until(TOTAL);
-      sample(`end (${fmt(stand.accepted.length)} handed${done ? '' : `, stopped after ${TIME_LIMIT_MS / 1000} s`})`);
+      await sample(
+        `end (${fmt(stand.accepted.length)} handed${done ? '' : `, stopped after ${TIME_LIMIT_MS / 1000} s`})`,
+      );
       // Nothing more arrives (no text twice): a second more of the workers running.
       await new Promise((r) => setTimeout(r, 1500));
-      sample('1.5 s after the end (idle)');
+      await sample('1.5 s after the end (idle)');
       clearInterval(peakTimer);
 
       const accepted = [...stand.accepted];
@@ -207,12 +272,12 @@ export const textsBench: BenchPart = {
       const idealRate = ORGS / (PACE_MS / 1000);
       const reachable = Math.min(idealRate, baseRate);
       const bodies = new Set(accepted.map((a) => `${a.accountSid} ${a.body}`));
-      const mb = (xs: number[]) => xs.map((x) => `${fmt(x, 0)} MB`).join(' / ');
+      const mb = (xs: number[], digits = 0) => xs.map((x) => `${fmt(x, digits)} MB`).join(' / ');
 
       return [
         '## Texts: 10,000 reminders due at once for 1,000 organizations (PostgreSQL)',
         '',
-        `${fmt(ORGS)} organizations with ${PER_ORG} visit-reminder texts each, all due when ${WORKERS} worker processes (\`npm run worker\`, compiled) start; the Twilio stand-in (local HTTP) accepts each create at once. Seeding (${fmt(TOTAL)} texts queued through the service, one transaction per organization) took ${fmt(seedSec, 1)} s, untimed.`,
+        `${fmt(ORGS)} organizations with ${PER_ORG} visit-reminder texts each, all due when ${WORKERS} worker processes (\`npm run worker\`, compiled) start; the Twilio stand-in (local HTTP) accepts each create at once. Seeding (${fmt(TOTAL)} texts queued through the service, one transaction per organization) took ${fmt(seedSec, 1)} s, untimed. Memory: RSS as the system sees it, and each worker's live heap (heapUsed right after a full collection, asked over IPC: \`WORKER_MEMORY_PROBE\`); flat means the live heap the same at the start, middle and end. RSS above the live heap is the heap V8 keeps (its young generation and old-generation garbage not yet given back) and native memory.`,
         '',
         '| Measure | Service | Baseline / ideal | Ratio | Goal |',
         '|---|---|---|---|---|',
@@ -223,7 +288,11 @@ export const textsBench: BenchPart = {
         `| Fairness: last organization's first text after the first organization's | ${fmt(fairness)} ms (p50 ${fmt(pct(firsts, 50) - (firsts[0] ?? 0))} ms) | | | ≤ 2,000 ms |`,
         `| An organization's last text after the first text of all, p50 / max | ${fmt((pct(lasts, 50) - firstAt) / 1000, 1)} / ${fmt(((lasts[lasts.length - 1] ?? 0) - firstAt) / 1000, 1)} s | ${fmt(idealSpanSec, 1)} s | | |`,
         `| Workers start → first text handed | ${fmt(firstAt - workerStart)} ms | | | |`,
-        ...rss.map((r) => `| Worker RSS, ${r.at} (each worker) | ${mb(r.mb)} | | | flat |`),
+        ...memory.map((r) => `| Worker RSS, ${r.at} (each worker) | ${mb(r.rss)} | | | not climbing |`),
+        ...memory.map(
+          (r) =>
+            `| Worker live heap (heapUsed after a full collection), ${r.at} (each worker) | ${mb(r.live, 1)} (heap kept ${mb(r.heapTotal)}, of it young generation ${mb(r.newSpace)}; outside the heap (Buffers) ${mb(r.external)}; RSS then ${mb(r.rssAfterGc)}) | | | flat: start ≈ middle ≈ end |`,
+        ),
         `| Worker RSS, highest over the run (each worker, read every 250 ms) | ${mb(peak)} | | | flat |`,
         '',
       ].join('\n');
