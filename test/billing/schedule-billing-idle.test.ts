@@ -17,10 +17,24 @@ import { createHarness, type Harness, newTenant, type TestUser } from '../harnes
 
 const TZ = 'America/Chicago';
 
+/** Sync and Query messages in a batch of frontend protocol messages (type byte, then an int32 length that counts itself). */
+function statementsIn(batch: Uint8Array): number {
+  const SYNC = 0x53; // 'S': ends an extended-protocol statement
+  const QUERY = 0x51; // 'Q': a simple-protocol call (BEGIN, COMMIT, settings, exec)
+  const view = new DataView(batch.buffer, batch.byteOffset, batch.byteLength);
+  let count = 0;
+  for (let at = 0; at + 5 <= batch.length; at += 1 + view.getInt32(at + 1)) {
+    if (batch[at] === SYNC || batch[at] === QUERY) count += 1;
+  }
+  return count;
+}
+
 /**
  * Every statement the process sends to the database while `fn` runs, counted at the driver:
  * on PostgreSQL each pg client query (a round trip: `BEGIN; SELECT set_config…` counts one);
- * on PGlite each wire-protocol Sync message, which ends every query, exec, BEGIN and COMMIT.
+ * on PGlite each Sync or Query message in the batches the app's client hands the engine
+ * (src/db/pglite-client.ts sends a statement, with BEGIN and the settings before the first,
+ * as one batch).
  */
 async function countStatements<T>(
   database: Database,
@@ -29,16 +43,15 @@ async function countStatements<T>(
   let statements = 0;
   const pglite = database.pglite;
   if (pglite) {
-    const original = pglite.execProtocolStream;
-    const SYNC = 0x53; // 'S'
-    pglite.execProtocolStream = function (this: typeof pglite, message, options) {
-      if (message[0] === SYNC) statements += 1;
+    const original = pglite.execProtocolRawStream;
+    pglite.execProtocolRawStream = function (this: typeof pglite, message, options) {
+      statements += statementsIn(message);
       return original.call(this, message, options);
     };
     try {
       return { result: await fn(), statements };
     } finally {
-      pglite.execProtocolStream = original;
+      pglite.execProtocolRawStream = original;
     }
   }
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
