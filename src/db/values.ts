@@ -79,7 +79,8 @@ export function valuesList(rows: ReadonlyArray<ReadonlyArray<unknown>>): SQL {
  * How this process's multi-row statements take their rows (`rowsSource`): as a VALUES list of
  * literals, which Citus routes to the organization's shard (see `chunked`), or, on PostgreSQL and
  * PGlite, as one array per column read by `unnest`, which PostgreSQL parses several times faster
- * than thousands of separate literals (a GPS batch, a schedule's visits).
+ * than thousands of separate literals (a schedule's visits; a GPS batch writes its own array
+ * literals on the same choice, `rowsAsArrays`).
  * VALUES until `chooseRowsPath` has found the database is not Citus; once any database of the
  * process is Citus (tests open several in one process; tenancy.ts notes it on every Citus
  * transaction), VALUES for good: it is right everywhere, arrays only off Citus.

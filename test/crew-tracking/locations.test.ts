@@ -117,4 +117,32 @@ describe('locations', () => {
       .where(eq(crewLatestLocations.memberId, memberMem));
     expect(latest).toBeDefined();
   });
+
+  it('counts a resent batch as duplicates and moves the latest point forward, a point without accuracy too', async () => {
+    const post = (points: unknown[]) => owner.call('POST', '/api/crew-tracking/locations', { points });
+    const batch = [point(50, 43.1), point(40, 43.2)];
+    expect((await post(batch)).json().data).toEqual({ accepted: 2, duplicates: 0 });
+    // The phone resends it with one new point: only that one is stored.
+    const { accuracy: _, ...bare } = point(1, 43.3, -87.7);
+    const again = await post([...batch, bare]);
+    expect(again.statusCode).toBe(201);
+    expect(again.json().data).toEqual({ accepted: 1, duplicates: 2 });
+    const latest = (await owner.call('GET', '/api/crew-tracking/locations/latest')).json().data;
+    expect(latest.find((p: { memberId: string }) => p.memberId === ownerMem)).toMatchObject({
+      lat: 43.3,
+      lng: -87.7,
+      accuracy: null,
+      recordedAt: bare.recordedAt,
+    });
+    const trail = await owner.call('GET', '/api/crew-tracking/locations', undefined, {
+      query: { memberId: ownerMem, from: at(60), to: at(0) },
+    });
+    // (The owner's point of the first test may fall in this minute too.)
+    const points: Array<{ lat: number; accuracy: number | null }> = trail.json().data;
+    expect(points.filter((p) => p.lat > 43).map((p) => [p.lat, p.accuracy])).toEqual([
+      [43.1, 5],
+      [43.2, 5],
+      [43.3, null],
+    ]);
+  });
 });

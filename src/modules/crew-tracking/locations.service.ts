@@ -1,27 +1,24 @@
 import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
 import { affectedRowsOf } from '../../db/client.js';
 import { crewLatestLocations, crewLocations } from '../../db/schema/index.js';
-import { chunked, rowsSource } from '../../db/values.js';
+import { chunked, rowsAsArrays, rowsSource } from '../../db/values.js';
 import { rangeBound } from '../../platform/dates.js';
 import { invalidField } from '../../platform/errors.js';
 import type { Ctx } from '../../platform/tenancy.js';
+import type { MemberRef } from '../members/members.refs.js';
 import { organizationTimezone } from '../organizations/organizations.refs.js';
 import { callerMember, requireMember } from './crew-tracking.refs.js';
 import { FUTURE_TOLERANCE_MS } from './instants.js';
 import type { PostLocationsInput } from './locations.schemas.js';
 
-/** The SQL types of a stored point's columns, in postLocations' order. */
+/** The SQL types of a stored point's columns, in postLocations' order (the VALUES path). */
 const POINT_TYPES = ['text', 'text', 'timestamptz', 'float8', 'float8', 'real'];
 
 /**
- * Stores a batch for the caller's member in one multi-row INSERT (a retried batch
- * is skipped by the primary key), then moves the member's latest point forward
- * only if this batch holds a newer one. Any invalid point refuses the whole batch.
- *
- * The INSERT is one statement whose rows are a VALUES list on Citus and one array per column
- * elsewhere (src/db/values.ts), and it answers only its count of stored points: 500 points through
- * the query builder were 3,000 bind parameters and 500 returned rows mapped back to Dates, which
- * cost more than storing them (bench/parts/crew-tracking.ts).
+ * Stores a batch for the caller's member (a retried batch is skipped by the primary key), and
+ * moves the member's latest point forward only if this batch holds a newer one. Any invalid point
+ * refuses the whole batch. It answers only its count of stored points, from the command tag: 500
+ * returned rows mapped back to Dates cost more than storing them (bench/parts/crew-tracking.ts).
  */
 export async function postLocations(ctx: Ctx, input: PostLocationsInput) {
   const member = await callerMember(ctx);
@@ -34,7 +31,81 @@ export async function postLocations(ctx: Ctx, input: PostLocationsInput) {
     }
     return { lat: p.lat, lng: p.lng, accuracy: p.accuracy ?? null, recordedAt };
   });
-  // 6 values a point: 500 points are far below one statement's limit, so this is one chunk.
+  const newest = points.reduce((a, b) => (b.recordedAt > a.recordedAt ? b : a));
+  const accepted = rowsAsArrays()
+    ? await storeAsArrays(ctx, member, points, newest)
+    : await storeAsValues(ctx, member, points, newest);
+  return { accepted, duplicates: points.length - accepted };
+}
+
+type Point = { lat: number; lng: number; accuracy: number | null; recordedAt: Date };
+
+/** The latest-point upsert: only a newer point moves it. */
+const latestUpsert = (ctx: Ctx, member: MemberRef, newest: Point) =>
+  ctx.tx
+    .insert(crewLatestLocations)
+    .values({ ...newest, organizationId: ctx.organizationId, memberId: member.id, userId: member.userId })
+    .onConflictDoUpdate({
+      target: [crewLatestLocations.organizationId, crewLatestLocations.memberId],
+      set: {
+        lat: sql`excluded.lat`,
+        lng: sql`excluded.lng`,
+        accuracy: sql`excluded.accuracy`,
+        recordedAt: sql`excluded.recorded_at`,
+      },
+      setWhere: sql`excluded.recorded_at > ${crewLatestLocations.recordedAt}`,
+    });
+
+/**
+ * Off Citus (src/db/values.ts): ONE statement, the latest-point upsert as a CTE beside the
+ * INSERT of the points, which come as one array literal per column (the organization and the
+ * member once, not 500 times each), written here as text rather than handed to pg as 500-item JS
+ * arrays it converts and escapes item by item. A data-modifying CTE always runs, referenced or
+ * not, and the command tag counts the outer INSERT's rows: the points stored. One round trip
+ * instead of two, and less work in Node, per batch: a phone's batch was the bench's slowest
+ * request (issue 47).
+ */
+async function storeAsArrays(ctx: Ctx, member: MemberRef, points: Point[], newest: Point): Promise<number> {
+  const times: string[] = [];
+  const lats: number[] = [];
+  const lngs: number[] = [];
+  const accuracies: Array<number | string> = [];
+  for (const p of points) {
+    times.push(p.recordedAt.toISOString());
+    lats.push(p.lat);
+    lngs.push(p.lng);
+    accuracies.push(p.accuracy ?? 'NULL');
+  }
+  const stored = await ctx.tx.execute(
+    sql`WITH latest AS (
+        INSERT INTO ${crewLatestLocations} (organization_id, member_id, user_id, recorded_at, lat, lng, accuracy)
+        VALUES (${ctx.organizationId}, ${member.id}, ${member.userId}, ${newest.recordedAt.toISOString()}::timestamptz,
+          ${newest.lat}::float8, ${newest.lng}::float8, ${newest.accuracy}::real)
+        ON CONFLICT (organization_id, member_id) DO UPDATE
+          SET lat = excluded.lat, lng = excluded.lng, accuracy = excluded.accuracy, recorded_at = excluded.recorded_at
+          WHERE excluded.recorded_at > ${crewLatestLocations.recordedAt}
+        RETURNING 1
+      )
+      INSERT INTO ${crewLocations} (organization_id, member_id, recorded_at, lat, lng, accuracy)
+      SELECT ${ctx.organizationId}, ${member.id}, * FROM unnest(${arrayLiteral(times)}::timestamptz[],
+        ${arrayLiteral(lats)}::float8[], ${arrayLiteral(lngs)}::float8[], ${arrayLiteral(accuracies)}::real[])
+      ON CONFLICT DO NOTHING`,
+  );
+  return affectedRowsOf(stored);
+}
+
+/**
+ * An array literal of items that need no quoting: ISO date-times, finite numbers (as JSON gave
+ * them, maybe with an exponent) and the bare word NULL.
+ */
+const arrayLiteral = (items: ReadonlyArray<string | number>) => `{${items.join(',')}}`;
+
+/**
+ * On Citus: a multi-row INSERT of literal VALUES, which Citus routes to the organization's shard
+ * (src/db/values.ts), then the latest-point upsert as a statement of its own. 6 values a point:
+ * 500 points are far below one statement's limit, so this is one chunk.
+ */
+async function storeAsValues(ctx: Ctx, member: MemberRef, points: Point[], newest: Point): Promise<number> {
   let accepted = 0;
   for (const chunk of chunked(points, 6)) {
     const rows = chunk.map((p) => [
@@ -52,21 +123,8 @@ export async function postLocations(ctx: Ctx, input: PostLocationsInput) {
     );
     accepted += affectedRowsOf(stored);
   }
-  const newest = points.reduce((a, b) => (b.recordedAt > a.recordedAt ? b : a));
-  await ctx.tx
-    .insert(crewLatestLocations)
-    .values({ ...newest, organizationId: ctx.organizationId, memberId: member.id, userId: member.userId })
-    .onConflictDoUpdate({
-      target: [crewLatestLocations.organizationId, crewLatestLocations.memberId],
-      set: {
-        lat: sql`excluded.lat`,
-        lng: sql`excluded.lng`,
-        accuracy: sql`excluded.accuracy`,
-        recordedAt: sql`excluded.recorded_at`,
-      },
-      setWhere: sql`excluded.recorded_at > ${crewLatestLocations.recordedAt}`,
-    });
-  return { accepted, duplicates: points.length - accepted };
+  await latestUpsert(ctx, member, newest);
+  return accepted;
 }
 
 /** The last point of each member: one read of the small `crew_latest_locations` table. */

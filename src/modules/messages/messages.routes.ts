@@ -1,6 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import twilio from 'twilio';
 import { Type } from 'typebox';
 import { inRequestTenant } from '../../platform/access.js';
 import { AppError, notFound } from '../../platform/errors.js';
@@ -17,7 +16,13 @@ import {
   SendMessageBody,
 } from './messages.schemas.js';
 import { customerConversation, getMessage, listMessages, sendManualText } from './messages.service.js';
-import { type TwilioDeps, twilioCredentials, twilioDeps, validateTwilioRequest } from './messages.twilio.js';
+import {
+  emptyTwiml,
+  type TwilioDeps,
+  twilioCredentials,
+  twilioDeps,
+  validateTwilioRequest,
+} from './messages.twilio.js';
 
 export default async function messageRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -109,7 +114,6 @@ const OrganizationParams = Type.Object({ organizationId: Type.String({ minLength
 const TwilioFormBody = Type.Record(Type.String(), Type.String(), {
   description: 'The form Twilio posts (application/x-www-form-urlencoded)',
 });
-const TWIML_EMPTY = new twilio.twiml.MessagingResponse().toString();
 
 /**
  * Twilio's callbacks, in their own encapsulated plugin: they are form-encoded (their own content
@@ -191,7 +195,7 @@ async function twilioCallbackRoutes(fastify: FastifyInstance, { deps }: { deps: 
     async (request, reply) => {
       const form = await verified(request, request.params.organizationId);
       await inTenant(database.db, request.params.organizationId, twilioActor, (ctx) => receiveInbound(ctx, deps, form));
-      return reply.type('text/xml').send(TWIML_EMPTY);
+      return reply.type('text/xml').send(emptyTwiml());
     },
   );
 }

@@ -13,7 +13,7 @@ import { emitMessageEvent, type MessageRow, textingBlockers } from './messages.s
 import { messageMachine } from './messages.states.js';
 import { dropStaleStatusReports, recordProviderId } from './messages.status-reports.js';
 import {
-  RestException,
+  isTwilioRestException,
   statusCallbackPath,
   TWILIO_OPTED_OUT,
   type TwilioDeps,
@@ -178,7 +178,7 @@ type Outcome =
 function outcomeOf(err: unknown, attempts: number): Outcome {
   const retryOrFail = (code: string, message: string): Outcome =>
     attempts < MAX_TEXT_ATTEMPTS ? { kind: 'retry', code, message } : { kind: 'failed', code, message };
-  if (err instanceof RestException) {
+  if (isTwilioRestException(err)) {
     const message = (err.message || `Twilio answered ${err.status}`).slice(0, 500);
     if (err.status === 429 || err.status >= 500) return retryOrFail(String(err.code ?? err.status), message);
     return { kind: 'failed', code: String(err.code ?? err.status), message };

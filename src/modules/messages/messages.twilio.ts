@@ -1,4 +1,5 @@
-import twilio from 'twilio';
+import { createRequire } from 'node:module';
+import type twilioModule from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
 import type { Config } from '../../config.js';
 import { SecretBox } from '../../platform/secrets.js';
@@ -38,18 +39,27 @@ const MAX_SOCKETS = 32;
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
 
-class ApiBaseRequestClient extends twilio.RequestClient {
-  readonly #origin: string;
+/**
+ * The SDK (a CommonJS package), loaded with the first text, callback or refusal that needs it:
+ * importing it (axios, jsonwebtoken, xmlbuilder and their own dependencies) cost about 0.17 s of
+ * CPU at every start, before /readyz, for a feature an organization uses once it has configured
+ * Twilio. A synchronous require keeps these functions as they were (quickbooks.oauth.ts does the same).
+ */
+let loaded: typeof twilioModule | undefined;
+const sdk = (): typeof twilioModule => {
+  loaded ??= createRequire(import.meta.url)('twilio') as typeof twilioModule;
+  return loaded;
+};
 
-  constructor(origin: string) {
-    super({ timeout: 15_000, maxSockets: MAX_SOCKETS });
-    this.#origin = origin;
+/** A request client that sends every call to `origin` (TWILIO_API_BASE), keeping path and query. */
+function apiBaseRequestClient(origin: string) {
+  class ApiBaseRequestClient extends sdk().RequestClient {
+    override request<TData>(opts: RequestOptions<TData>) {
+      const uri = new URL(opts.uri);
+      return super.request<TData>({ ...opts, uri: `${origin}${uri.pathname}${uri.search}` });
+    }
   }
-
-  override request<TData>(opts: RequestOptions<TData>) {
-    const uri = new URL(opts.uri);
-    return super.request<TData>({ ...opts, uri: `${this.#origin}${uri.pathname}${uri.search}` });
-  }
+  return new ApiBaseRequestClient({ timeout: 15_000, maxSockets: MAX_SOCKETS });
 }
 
 /** The organization's Twilio credentials, or null when not both set (or sealed under another AUTH_SECRET). */
@@ -70,14 +80,14 @@ export function twilioCredentials(
  * with each request, so the connections (keep-alive) are reused from text to text instead of a
  * new agent and a new TLS connection per text. No automatic retries (the worker retries, counted).
  */
-const requestClients = new Map<string, InstanceType<typeof twilio.RequestClient>>();
+const requestClients = new Map<string, InstanceType<typeof twilioModule.RequestClient>>();
 function requestClient(api: TwilioDeps['api']) {
   const key = api ?? '';
   let client = requestClients.get(key);
   if (!client) {
     client = api
-      ? new ApiBaseRequestClient(api)
-      : new twilio.RequestClient({ timeout: 15_000, autoRetry: false, maxSockets: MAX_SOCKETS });
+      ? apiBaseRequestClient(api)
+      : new (sdk().RequestClient)({ timeout: 15_000, autoRetry: false, maxSockets: MAX_SOCKETS });
     requestClients.set(key, client);
   }
   return client;
@@ -85,7 +95,7 @@ function requestClient(api: TwilioDeps['api']) {
 
 /** The SDK client with the organization's credentials (cheap: the HTTP client below it is shared). */
 export function twilioClient(credentials: { accountSid: string; authToken: string }, api: TwilioDeps['api']) {
-  return twilio(credentials.accountSid, credentials.authToken, { autoRetry: false, httpClient: requestClient(api) });
+  return sdk()(credentials.accountSid, credentials.authToken, { autoRetry: false, httpClient: requestClient(api) });
 }
 
 /** The path Twilio posts a text's status to (the statusCallback, and what its signature covers). */
@@ -95,5 +105,16 @@ export const inboundPath = (organizationId: string) => `/api/sms/twilio/${organi
 /** Twilio's "the number opted out at the carrier" (the recipient texted STOP to the sender). */
 export const TWILIO_OPTED_OUT = 21610;
 
-export const { RestException } = twilio;
-export const validateTwilioRequest = twilio.validateRequest;
+/** Whether `err` is the SDK's refusal from Twilio's API (which only a loaded SDK throws). */
+export function isTwilioRestException(err: unknown): err is InstanceType<typeof twilioModule.RestException> {
+  return loaded !== undefined && err instanceof loaded.RestException;
+}
+
+export const validateTwilioRequest: typeof twilioModule.validateRequest = (...args) => sdk().validateRequest(...args);
+
+/** The empty TwiML answer to an inbound text (nothing to reply), made once. */
+let twimlEmpty: string | undefined;
+export const emptyTwiml = (): string => {
+  twimlEmpty ??= new (sdk().twiml.MessagingResponse)().toString();
+  return twimlEmpty;
+};

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { deviceTokens, members, organizations } from '../../db/schema/index.js';
 import { asPlatform } from '../cross-tenant.js';
@@ -27,6 +27,7 @@ export async function resolveDeviceToken(db: Db, tokenHash: string) {
         userId: members.userId,
         role: members.role,
         plan: organizations.plan,
+        lastUsedAt: deviceTokens.lastUsedAt,
       })
       .from(deviceTokens)
       .innerJoin(
@@ -45,12 +46,30 @@ export async function resolveDeviceToken(db: Db, tokenHash: string) {
     return found;
   });
   if (!row) return undefined;
-  const deviceId = row.id;
-  void withTenant(db, row.organizationId, (tx) =>
-    tx
-      .update(deviceTokens)
-      .set({ lastUsedAt: new Date() })
-      .where(and(eq(deviceTokens.organizationId, row.organizationId), eq(deviceTokens.id, deviceId))),
-  ).catch(() => {});
-  return row;
+  const { lastUsedAt, ...device } = row;
+  const now = Date.now();
+  if (lastUsedAt === null || now - lastUsedAt.getTime() >= LAST_USED_STEP_MS) {
+    const stale = new Date(now - LAST_USED_STEP_MS);
+    void withTenant(db, row.organizationId, (tx) =>
+      tx
+        .update(deviceTokens)
+        .set({ lastUsedAt: new Date(now) })
+        .where(
+          and(
+            eq(deviceTokens.organizationId, row.organizationId),
+            eq(deviceTokens.id, row.id),
+            // Another request of the same phone may have moved it in the meantime.
+            or(isNull(deviceTokens.lastUsedAt), lt(deviceTokens.lastUsedAt, stale)),
+          ),
+        ),
+    ).catch(() => {});
+  }
+  return device;
 }
+
+/**
+ * `lastUsedAt` is kept to the minute: a phone posting its GPS batches wrote the same row at
+ * every request, a transaction of two round trips of its own, and its concurrent requests queued
+ * on that row's lock (bench/parts/crew-tracking.ts: ten connections of one device token).
+ */
+const LAST_USED_STEP_MS = 60_000;

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { Db } from '../../../db/client.js';
 import { today } from '../../../platform/dates.js';
 import { AppError, invalidField, notFound } from '../../../platform/errors.js';
@@ -9,7 +9,7 @@ import { storedSettingsOf } from '../../organizations/organizations.refs.js';
 import { getOrgSettings } from '../../settings/settings.service.js';
 import { moveIntentByEvent } from '../intents/payment-intents.service.js';
 import { paymentByProcessorId, receivePayment, refundPayment, refundRecorded } from '../payments.service.js';
-import { stripeAmountToCents } from './stripe-client.js';
+import { stripeAmountToCents, stripeSdk } from './stripe-client.js';
 
 /** Stripe's own default: a signature older than five minutes is a replay, refused. */
 export const STRIPE_TOLERANCE_SECONDS = 300;
@@ -49,9 +49,9 @@ export function verifiedStripeEvent(rawBody: string, signature: string | undefin
   if (!secret) throw badEvent('Stripe events are not configured for this organization (settings stripeWebhookSecret)');
   if (!signature) throw badEvent('Missing Stripe-Signature header');
   try {
-    return Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_TOLERANCE_SECONDS);
+    return stripeSdk().webhooks.constructEvent(rawBody, signature, secret, STRIPE_TOLERANCE_SECONDS);
   } catch (err) {
-    if (err instanceof Stripe.errors.StripeSignatureVerificationError) {
+    if (err instanceof stripeSdk().errors.StripeSignatureVerificationError) {
       throw badEvent(`Stripe signature verification failed: ${err.message}`);
     }
     throw badEvent('Body is not a valid Stripe event (JSON)');
