@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects, run one after the other (sequence.groupOrder), so the two cores of a CI
- * machine are never asked for more than they have: the in-process files (the app and the
+ * Two projects, run one after the other (sequence.groupOrder), so one run never asks the two
+ * cores of a CI machine for more than they have: the in-process files (the app and the
  * database in the test's own process), then the files that start processes of their own (the
  * real server and worker, admin commands, PgBouncer, chromium for the console), two at a time
  * each. A process file spends most of its time waiting on its children (a server starting, a
@@ -13,7 +13,9 @@ import { defineConfig } from 'vitest/config';
  * file still builds its own app on its own database (test/harness.ts); what a module keeps
  * between calls is keyed by the app's config or by ids no two files share. A file that mocks a
  * module or measures its heap needs a module graph of its own and runs with the process files.
- * test/durations.md lists what each file took.
+ * test/durations.md lists what each file took. `.ci/run` runs the PGlite and the PostgreSQL pass
+ * side by side: a PostgreSQL file waits on the server between statements, and the process files
+ * on their children, and the other pass fills those waits.
  */
 const PROCESS_TESTS = [
   'test/console/*.test.ts',
