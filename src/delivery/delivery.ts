@@ -145,12 +145,6 @@ export function createSender(opts: SenderOptions): Sender {
 }
 
 /**
- * A connection pool per endpoint (keyed by the endpoint and its origin: an endpoint whose URL
- * moves to another host gets a new pool, the old one ages out), most recently used last in the
- * map's order. Bounded: past `max`, the least recently used is closed; close() lets what it has
- * under way finish, and the claim keeps that endpoint under its cap whatever pool it uses next.
- */
-/**
  * undici, loaded with the first delivery: importing it cost about 0.13 s of CPU at every start,
  * before /readyz, in a process whose worker may have no webhook to deliver for a while.
  */
@@ -160,6 +154,12 @@ function undiciPool(): typeof Pool {
   return PoolClass;
 }
 
+/**
+ * A connection pool per endpoint (keyed by the endpoint and its origin: an endpoint whose URL
+ * moves to another host gets a new pool, the old one ages out), most recently used last in the
+ * map's order. Bounded: past `max`, the least recently used is closed; close() lets what it has
+ * under way finish, and the claim keeps that endpoint under its cap whatever pool it uses next.
+ */
 export class EndpointPools {
   readonly #pools = new Map<string, Pool>();
   constructor(
