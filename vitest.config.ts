@@ -34,6 +34,10 @@ const PROCESS_TESTS = [
   // module graph of its own (shared, the suite's module is already loaded and the other files
   // would take the Citus form too).
   'test/jobs/schedules-values-path.test.ts',
+  // Runs the app on a Citus coordinator, which notes Citus for good in its process (noteCitus): shared,
+  // every later file of that worker would send its rows as VALUES lists, and src/db/values.test.ts,
+  // which checks the arrays path, failed when it came after this file in the same worker.
+  'test/platform/citus.test.ts',
   // Measures its heap with forced collections: a heap of its own, not one holding every module
   // and what earlier files left (collecting that made the file twice as slow).
   'test/exports/memory.test.ts',
